@@ -12,7 +12,11 @@ const config: Config = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc as unknown as [string, Record<string, unknown>] },
-  testMatch: ['<rootDir>/apps/*/src/**/*.test.ts', '<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testMatch: [
+    '<rootDir>/apps/*/src/**/*.test.ts',
+    '<rootDir>/packages/*/src/**/*.test.ts',
+    '<rootDir>/test/**/*.test.ts',
+  ],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   globalSetup: '<rootDir>/test/global-setup.ts',
   testTimeout: 30_000,

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Database } from '@scrapejobs/db';
+import type { Logger } from '@scrapejobs/logging';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { ApiConfig } from './config.ts';
+import { AppError } from './errors.ts';
+import { resolveAuth } from './http/auth.ts';
+import { errorHandler } from './http/error-handler.ts';
+import { healthRoutes } from './http/health.ts';
+import { buildOpenApi } from './http/openapi.ts';
+import { rateLimit } from './http/rate-limit.ts';
+import { mountRoutes } from './http/routes.ts';
+import { jobRoutes } from './jobs/routes.ts';
+import { JobsService, type RunDispatcher } from './jobs/service.ts';
+
+const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
+
+export interface AppDeps {
+  config: Pick<ApiConfig, 'API_RATE_LIMIT_PER_MINUTE' | 'QUEUE_PREFIX' | 'PROXY_URLS' | 'TRUST_PROXY'>;
+  db: Database;
+  /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
+  redis: Redis;
+  dispatcher: RunDispatcher;
+  log: Logger;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+const DOCS_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Scraping jobs API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });</script></body></html>`;
+
+/** The API as an Express app; everything it talks to is passed in. */
+export function createApp(deps: AppDeps): express.Express {
+  const { config, db, redis, log } = deps;
+  const jobs = new JobsService(db, deps.dispatcher);
+  const routes = jobRoutes(jobs, config.PROXY_URLS);
+  const openApi = buildOpenApi(routes, '1.0.0');
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get('x-request-id');
+    req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.set('X-Request-Id', req.requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const auth = req.auth && 'principal' in req.auth ? req.auth.principal : undefined;
+      log.info(
+        {
+          req_id: req.requestId,
+          method: req.method,
+          path: req.originalUrl,
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+          key_id: auth?.keyId,
+        },
+        'request',
+      );
+    });
+    next();
+  });
+
+  app.use(healthRoutes(db, redis));
+  app.get('/openapi.json', (_req: Request, res: Response) => {
+    res.json(openApi);
+  });
+  app.get('/docs', (_req: Request, res: Response) => {
+    res.type('html').send(DOCS_PAGE);
+  });
+  app.use('/docs', express.static(swaggerUiDir, { index: false }));
+
+  app.use(resolveAuth(db));
+  app.use(rateLimit(redis, config.QUEUE_PREFIX, config.API_RATE_LIMIT_PER_MINUTE));
+  app.use(mountRoutes(routes));
+  app.use((req: Request) => {
+    throw new AppError(404, `No route ${req.method} ${req.path}.`);
+  });
+  app.use(errorHandler(log));
+  return app;
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import type { Database, Mode } from '@scrapejobs/db';
+import type { NextFunction, Request, Response } from 'express';
+import { forbidden, unauthorized } from '../errors.ts';
+
+export const SCOPES = ['jobs:read', 'jobs:write', 'webhooks:read', 'webhooks:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const TOKEN_FORMAT = /^sk_(live|test)_[A-Za-z0-9]{24,64}$/;
+
+export interface Principal {
+  keyId: string;
+  userId: string;
+  mode: Mode;
+  scopes: readonly string[];
+}
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+type AuthOutcome = { principal: Principal } | { failure: string };
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    auth?: AuthOutcome;
+    requestId: string;
+  }
+}
+
+const LAST_USED_EVERY_MS = 60_000;
+
+/**
+ * Resolves the bearer token (if any) to a principal without answering yet, so the rate
+ * limiter can count per key and unknown routes still answer 404.
+ */
+export function resolveAuth(db: Database) {
+  const lastTouched = new Map<string, number>();
+  const touch = (keyId: string) => {
+    const now = Date.now();
+    if (now - (lastTouched.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
+    lastTouched.set(keyId, now);
+    db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) } }).catch(() => {
+      lastTouched.delete(keyId);
+    });
+  };
+
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    const token = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+    if (!header)
+      req.auth = { failure: 'Missing Authorization header; send "Authorization: Bearer <token>".' };
+    else if (!token) req.auth = { failure: 'The Authorization header must use the Bearer scheme.' };
+    else if (!TOKEN_FORMAT.test(token)) req.auth = { failure: 'The token is not a valid API key.' };
+    else {
+      const key = await db.apiKey.findUnique({
+        where: { tokenHash: hashToken(token) },
+        select: { id: true, userId: true, mode: true, scopes: true, revokedAt: true },
+      });
+      if (!key || key.revokedAt) req.auth = { failure: 'The API key is unknown or has been revoked.' };
+      else {
+        req.auth = { principal: { keyId: key.id, userId: key.userId, mode: key.mode, scopes: key.scopes } };
+        touch(key.id);
+      }
+    }
+    next();
+  };
+}
+
+/** The authenticated principal of a request that passed `requireScope`. */
+export function principalOf(req: Request): Principal {
+  if (req.auth && 'principal' in req.auth) return req.auth.principal;
+  throw unauthorized('Authentication required.');
+}
+
+/** Answers 401 without a valid key and 403 without the scope. */
+export const requireScope = (scope: Scope) => (req: Request, _res: Response, next: NextFunction) => {
+  const auth = req.auth;
+  if (!auth || 'failure' in auth) throw unauthorized(auth?.failure ?? 'Authentication required.');
+  if (!auth.principal.scopes.includes(scope)) throw forbidden(`This API key lacks the ${scope} scope.`);
+  next();
+};

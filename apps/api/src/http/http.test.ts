@@ -1,0 +1,292 @@
+import request from 'supertest';
+import { buildTestApi } from '../../../../test/support/api.ts';
+import { client, validJob } from '../../../../test/support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { testPrefix } from '../../../../test/support/redis.ts';
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+const prefix = testPrefix();
+let token: string;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  token = (
+    await api.keys.create({
+      email: 'http@example.com',
+      mode: 'test',
+      scopes: ['jobs:read', 'jobs:write'],
+      name: 'h',
+    })
+  ).token;
+});
+
+afterAll(async () => {
+  await api.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+describe('authentication (contract 2)', () => {
+  const unauthorized = { error: 'unauthorized', message: expect.any(String), status: 401 };
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['a non-Bearer scheme', 'Basic dXNlcjpwYXNz'],
+    ['Bearer without a token', 'Bearer '],
+    ['a token of invalid format', 'Bearer sk_prod_abcdefghijklmnopqrstuvwxyz'],
+    ['a token that is too short', 'Bearer sk_test_abc'],
+    ['a well-formed unknown token', `Bearer sk_test_${'A'.repeat(32)}`],
+  ])('answers 401 for %s', async (_n, header) => {
+    const req = request(api.app).get('/jobs/status');
+    const res = await (header ? req.set('Authorization', header) : req);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(unauthorized);
+  });
+
+  it('answers 401 for a revoked key and for the old token after regeneration', async () => {
+    const revoked = await api.keys.create({
+      email: 'http@example.com',
+      mode: 'test',
+      scopes: ['jobs:read'],
+      name: 'r',
+    });
+    expect((await client(api.app, revoked.token).get('/jobs/status')).status).toBe(200);
+    await api.keys.revoke(revoked.key.key_id);
+    expect((await client(api.app, revoked.token).get('/jobs/status')).body).toEqual(unauthorized);
+
+    const old = await api.keys.create({
+      email: 'http@example.com',
+      mode: 'test',
+      scopes: ['jobs:read'],
+      name: 'g',
+    });
+    const fresh = await api.keys.regenerate(old.key.key_id);
+    expect((await client(api.app, old.token).get('/jobs/status')).status).toBe(401);
+    expect((await client(api.app, fresh.token).get('/jobs/status')).status).toBe(200);
+    expect(fresh.key).toEqual(expect.objectContaining({ name: 'g', mode: 'test', scopes: ['jobs:read'] }));
+  });
+
+  it('records when a key was last used', async () => {
+    const k = await api.keys.create({
+      email: 'http@example.com',
+      mode: 'test',
+      scopes: ['jobs:read'],
+      name: 'u',
+    });
+    await client(api.app, k.token).get('/jobs/status');
+    await new Promise((r) => setTimeout(r, 100));
+    const stored = await tdb.db.apiKey.findUniqueOrThrow({ where: { id: k.key.key_id } });
+    expect(stored.lastUsedAt).not.toBeNull();
+    expect(stored.tokenHash).not.toContain(k.token.slice(8));
+  });
+});
+
+describe('scopes', () => {
+  const forbidden = { error: 'forbidden', message: expect.stringMatching(/scope/), status: 403 };
+
+  it('answers 403 for a read-only key on every write endpoint, and 200 on reads', async () => {
+    const writer = client(api.app, token);
+    const job = (await writer.post('/jobs', validJob())).body;
+    const reader = client(
+      api.app,
+      (await api.keys.create({ email: 'http@example.com', mode: 'test', scopes: ['jobs:read'], name: 'ro' }))
+        .token,
+    );
+    expect((await reader.get('/jobs/status')).status).toBe(200);
+    expect((await reader.get(`/jobs/${job.job_id}`)).status).toBe(200);
+    expect((await reader.get(`/jobs/${job.job_id}/runs`)).status).toBe(200);
+    for (const res of [
+      await reader.post('/jobs', validJob()),
+      await reader.put(`/jobs/${job.job_id}`, { name: 'x' }),
+      await reader.patch(`/jobs/${job.job_id}`, { name: 'x' }),
+      await reader.delete(`/jobs/${job.job_id}`),
+      await reader.post(`/jobs/${job.job_id}/run`),
+      await reader.post(`/jobs/${job.job_id}/pause`),
+      await reader.post(`/jobs/${job.job_id}/resume`),
+    ]) {
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(forbidden);
+    }
+  });
+
+  it('answers 403 for a write-only key on reads', async () => {
+    const writer = client(
+      api.app,
+      (await api.keys.create({ email: 'http@example.com', mode: 'test', scopes: ['jobs:write'], name: 'wo' }))
+        .token,
+    );
+    expect((await writer.get('/jobs/status')).body).toEqual(forbidden);
+  });
+
+  it('answers 403 for a webhooks-only key on jobs', async () => {
+    const hooks = client(
+      api.app,
+      (
+        await api.keys.create({
+          email: 'http@example.com',
+          mode: 'test',
+          scopes: ['webhooks:read', 'webhooks:write'],
+          name: 'wh',
+        })
+      ).token,
+    );
+    expect((await hooks.post('/jobs', validJob())).status).toBe(403);
+  });
+});
+
+describe('protocol errors (contract 1)', () => {
+  it('answers 404 not_found for an unknown route, even without a token', async () => {
+    const res = await request(api.app).get('/nope');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'not_found', message: expect.any(String) });
+  });
+
+  it.each([
+    ['DELETE', '/jobs/status', 'GET, HEAD'],
+    ['PATCH', '/jobs', 'POST'],
+    ['GET', '/jobs', 'POST'],
+    ['GET', '/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ/run', 'POST'],
+    ['POST', '/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ', 'GET, HEAD, PUT, PATCH, DELETE'],
+  ])('answers 405 with Allow for %s %s', async (method, path, allow) => {
+    const res = await request(api.app)
+      [method.toLowerCase() as 'get'](path)
+      .set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ error: 'method_not_allowed', message: expect.any(String) });
+    expect(res.headers.allow?.split(', ').sort()).toEqual(allow.split(', ').sort());
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    const res = await request(api.app)
+      .post('/jobs')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'text/plain')
+      .send('name=x');
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error: 'unsupported_media_type', message: expect.any(String) });
+  });
+
+  it('answers 415 for a form body on run', async () => {
+    const res = await request(api.app)
+      .post('/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ/run')
+      .set('Authorization', `Bearer ${token}`)
+      .type('form')
+      .send({ a: 1 });
+    expect(res.status).toBe(415);
+  });
+
+  it('answers 400 at body for malformed JSON', async () => {
+    const res = await request(api.app)
+      .post('/jobs')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send('{"name": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: 'validation_error',
+      message: expect.any(String),
+      details: { body: expect.stringMatching(/JSON/) },
+    });
+  });
+
+  it('answers 400 at body for an empty body on create', async () => {
+    const res = await request(api.app).post('/jobs').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual({ body: 'is required' });
+  });
+
+  it('answers 413 for a body over 1 MiB', async () => {
+    const res = await request(api.app)
+      .post('/jobs')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(validJob({ name: 'x'.repeat(1024 * 1024) })));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: 'payload_too_large', message: expect.any(String) });
+  });
+
+  it('echoes X-Request-Id, or generates one', async () => {
+    const echoed = await request(api.app).get('/health').set('X-Request-Id', 'abc-123');
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const generated = await request(api.app).get('/nope');
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('API rate limit (contract 8)', () => {
+  it('sets RateLimit headers and answers 429 with retry_after past the limit, per key, shared in Redis', async () => {
+    const limited = buildTestApi({ db: tdb.db, prefix: prefix.prefix, rateLimit: 3 });
+    // A second app on the same Redis stands for a second API process.
+    const other = buildTestApi({ db: tdb.db, prefix: prefix.prefix, rateLimit: 3 });
+    try {
+      const k = (
+        await api.keys.create({ email: 'rl@example.com', mode: 'test', scopes: ['jobs:read'], name: 'rl' })
+      ).token;
+      const first = await client(limited.app, k).get('/jobs/status');
+      expect(first.status).toBe(200);
+      expect(first.headers['ratelimit-limit']).toBe('3');
+      expect(first.headers['ratelimit-remaining']).toBe('2');
+      expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
+      expect(Number(first.headers['ratelimit-reset'])).toBeLessThanOrEqual(60);
+      await client(other.app, k).get('/jobs/status');
+      await client(limited.app, k).get('/jobs/status');
+      const over = await client(other.app, k).get('/jobs/status');
+      // The window may roll over between requests; then the count restarts and nothing is over.
+      if (over.status === 200) return;
+      expect(over.status).toBe(429);
+      expect(over.body).toEqual({
+        error: 'rate_limited',
+        message: expect.any(String),
+        retry_after: expect.any(Number),
+      });
+      expect(over.body.retry_after).toBeGreaterThanOrEqual(1);
+      expect(over.headers['retry-after']).toBe(String(over.body.retry_after));
+      expect(over.headers['ratelimit-remaining']).toBe('0');
+      const someoneElse = (
+        await api.keys.create({ email: 'rl2@example.com', mode: 'test', scopes: ['jobs:read'], name: 'x' })
+      ).token;
+      expect((await client(limited.app, someoneElse).get('/jobs/status')).status).toBe(200);
+    } finally {
+      await limited.close();
+      await other.close();
+    }
+  });
+});
+
+describe('health, readiness and docs', () => {
+  it('GET /health and GET /ready answer without auth', async () => {
+    expect((await request(api.app).get('/health')).body).toEqual({ status: 'ok' });
+    const ready = await request(api.app).get('/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+  });
+
+  it('serves an OpenAPI 3.1 document built from the route table, and the docs page', async () => {
+    const doc = (await request(api.app).get('/openapi.json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [
+        '/jobs',
+        '/jobs/status',
+        '/jobs/{id}',
+        '/jobs/{id}/pause',
+        '/jobs/{id}/resume',
+        '/jobs/{id}/run',
+        '/jobs/{id}/runs',
+      ].sort(),
+    );
+    const create = doc.paths['/jobs'].post;
+    const body = create.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(expect.arrayContaining(['name', 'source', 'queries']));
+    expect(body.properties.queries.items.properties.type.enum).toEqual(['xpath', 'css', 'regex']);
+    expect(body.additionalProperties).toBe(false);
+    expect(create.responses['201']).toBeDefined();
+    expect(create.responses['400']).toBeDefined();
+    const docs = await request(api.app).get('/docs');
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain('/openapi.json');
+    expect((await request(api.app).get('/docs/swagger-ui-bundle.js')).status).toBe(200);
+  });
+});

@@ -1,0 +1,97 @@
+import { issuesToDetails } from '@scrapejobs/contracts';
+import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { z } from 'zod';
+import { AppError, validationError } from '../errors.ts';
+import { type Principal, principalOf, requireScope, type Scope } from './auth.ts';
+import { jsonBody } from './body.ts';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface HandlerInput<B, Q> {
+  principal: Principal;
+  params: Record<string, string>;
+  body: B;
+  query: Q;
+}
+
+/** One endpoint: the single description used for routing, validation and the OpenAPI document. */
+export interface RouteDef<B = unknown, Q = unknown> {
+  method: Method;
+  /** OpenAPI form: `/jobs/{id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  scope: Scope;
+  /** Schema of the JSON body, for the document and for parsing unless `parseBody` is given. */
+  body?: z.ZodType<B>;
+  /** Replaces the plain schema parse when a body needs checks beyond the schema. */
+  parseBody?: (raw: unknown) => B;
+  query?: z.ZodType<Q>;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (input: HandlerInput<B, Q>) => Promise<Reply>;
+}
+
+/** Keeps each route's body and query types tied to its handler. */
+export const defineRoute = <B, Q>(def: RouteDef<B, Q>): RouteDef => def as RouteDef;
+
+export function parseWith<T>(schema: z.ZodType<T>, raw: unknown, message = 'The request is invalid.'): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw validationError(issuesToDetails(parsed.error.issues), message);
+  return parsed.data;
+}
+
+const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * Mounts the routes, and answers 405 with `Allow` for a known path with another method.
+ * Static paths go first, so `/jobs/status` is never read as the job id "status".
+ */
+export function mountRoutes(routes: readonly RouteDef[]): Router {
+  const router = Router();
+  const byPath = new Map<string, RouteDef[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const paths = [...byPath.keys()].sort((a, b) => Number(a.includes('{')) - Number(b.includes('{')));
+  for (const path of paths) {
+    const group = byPath.get(path)!;
+    for (const route of group) mountRoute(router, route);
+    const allow = group
+      .flatMap((r) => (r.method === 'get' ? ['GET', 'HEAD'] : [r.method.toUpperCase()]))
+      .join(', ');
+    router.all(expressPath(path), (_req: Request, res: Response, next: NextFunction) => {
+      res.set('Allow', allow);
+      next(new AppError(405, `Method not allowed; this path accepts ${allow}.`));
+    });
+  }
+  return router;
+}
+
+function mountRoute(router: Router, route: RouteDef): void {
+  // Any body sent must be JSON, even where the endpoint ignores it (contract 1).
+  const steps = [
+    requireScope(route.scope),
+    ...(route.method === 'get' || route.method === 'delete' ? [] : [jsonBody]),
+  ];
+  router[route.method](expressPath(route.path), ...steps, async (req: Request, res: Response) => {
+    const body = route.parseBody
+      ? route.parseBody(req.body)
+      : route.body
+        ? parseWith(route.body, req.body)
+        : undefined;
+    const query = route.query ? parseWith(route.query, req.query, 'The query string is invalid.') : undefined;
+    const reply = await route.handler({
+      principal: principalOf(req),
+      params: req.params as Record<string, string>,
+      body,
+      query,
+    });
+    if (reply.headers) res.set(reply.headers);
+    if (reply.body === undefined) res.status(reply.status).end();
+    else res.status(reply.status).json(reply.body);
+  });
+}

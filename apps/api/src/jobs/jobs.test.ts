@@ -1,0 +1,642 @@
+import type { Express } from 'express';
+import { buildTestApi } from '../../../../test/support/api.ts';
+import { client, validJob } from '../../../../test/support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { testPrefix } from '../../../../test/support/redis.ts';
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+let app: Express;
+const prefix = testPrefix();
+let alice: ReturnType<typeof client>;
+let aliceLive: ReturnType<typeof client>;
+let bob: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  app = api.app;
+  alice = client(
+    app,
+    (
+      await api.keys.create({
+        email: 'alice@example.com',
+        mode: 'test',
+        scopes: ['jobs:read', 'jobs:write'],
+        name: 'a',
+      })
+    ).token,
+  );
+  aliceLive = client(
+    app,
+    (
+      await api.keys.create({
+        email: 'alice@example.com',
+        mode: 'live',
+        scopes: ['jobs:read', 'jobs:write'],
+        name: 'l',
+      })
+    ).token,
+  );
+  bob = client(
+    app,
+    (
+      await api.keys.create({
+        email: 'bob@example.com',
+        mode: 'test',
+        scopes: ['jobs:read', 'jobs:write'],
+        name: 'b',
+      })
+    ).token,
+  );
+});
+
+afterAll(async () => {
+  await api.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+async function createJob(c = alice, over: Record<string, unknown> = {}) {
+  const res = await c.post('/jobs', validJob(over));
+  expect(res.status).toBe(201);
+  return res.body as Record<string, unknown> & { job_id: string };
+}
+
+describe('POST /jobs', () => {
+  it('creates a scheduled job with defaults filled in and a Location header', async () => {
+    const res = await alice.post('/jobs', validJob({ render_config: { enabled: true }, proxy_config: null }));
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe(`/jobs/${res.body.job_id}`);
+    expect(res.body).toEqual({
+      job_id: expect.stringMatching(/^job_[0-9A-Z]{26}$/),
+      name: 'Example',
+      source: 'https://example.com/items',
+      status: 'scheduled',
+      created_at: expect.stringMatching(ISO_MS),
+      updated_at: expect.stringMatching(ISO_MS),
+      last_run: null,
+      last_run_id: null,
+      results_count: 0,
+      next_run_at: null,
+      rate_limit: 10,
+      queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
+      scheduling: null,
+      render_config: { enabled: true, wait_strategy: 'load', wait_timeout_ms: 30000 },
+      proxy_config: null,
+      mode: 'test',
+    });
+  });
+
+  it('trims the name and normalises scheduling (sorted values, minutes default [0], UTC)', async () => {
+    const res = await alice.post(
+      '/jobs',
+      validJob({ name: '  spaced  ', scheduling: { hours: [5, 1], days: [] } }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe('spaced');
+    expect(res.body.scheduling).toEqual({ days: [], hours: [1, 5], minutes: [0], timezone: 'UTC' });
+  });
+
+  it('accepts a fractional rate limit and every query type', async () => {
+    const res = await alice.post(
+      '/jobs',
+      validJob({
+        rate_limit: 0.5,
+        queries: [
+          { name: 'a', type: 'css', query: 'a::attr(href)' },
+          { name: 'b', type: 'xpath', query: '//h1/text()', join: true },
+          { name: 'c', type: 'regex', query: '/price: (\\d+)/i' },
+        ],
+      }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.rate_limit).toBe(0.5);
+    expect(res.body.queries[1]).toEqual({ name: 'b', type: 'xpath', query: '//h1/text()', join: true });
+  });
+
+  const invalid: [string, Record<string, unknown> | unknown, string][] = [
+    ['name missing', { source: 'https://x.y', queries: validJob().queries }, 'name'],
+    ['name blank after trimming', validJob({ name: '   ' }), 'name'],
+    ['name over 200 characters', validJob({ name: 'n'.repeat(201) }), 'name'],
+    ['name not a string', validJob({ name: 5 }), 'name'],
+    ['source not http(s)', validJob({ source: 'ftp://example.com/' }), 'source'],
+    ['source relative', validJob({ source: '/items' }), 'source'],
+    ['source over 2048 characters', validJob({ source: `https://e.com/${'a'.repeat(2040)}` }), 'source'],
+    ['source glob over 1000 URLs', validJob({ source: 'https://e.com/[1-100]/[1-11]' }), 'source'],
+    ['source malformed glob', validJob({ source: 'https://e.com/[1-' }), 'source'],
+    ['queries empty', validJob({ queries: [] }), 'queries'],
+    [
+      'queries over 50',
+      validJob({
+        queries: Array.from({ length: 51 }, (_, i) => ({ name: `q${i}`, type: 'css', query: 'a' })),
+      }),
+      'queries',
+    ],
+    ['queries not an array', validJob({ queries: 'h1' }), 'queries'],
+    ['query name empty', validJob({ queries: [{ name: '', type: 'css', query: 'a' }] }), 'queries[0].name'],
+    [
+      'query name over 64',
+      validJob({ queries: [{ name: 'n'.repeat(65), type: 'css', query: 'a' }] }),
+      'queries[0].name',
+    ],
+    [
+      'query name starting with a digit',
+      validJob({ queries: [{ name: '1st', type: 'css', query: 'a' }] }),
+      'queries[0].name',
+    ],
+    [
+      'query name with a space',
+      validJob({ queries: [{ name: 'a b', type: 'css', query: 'a' }] }),
+      'queries[0].name',
+    ],
+    [
+      'duplicate query names',
+      validJob({
+        queries: [
+          { name: 'a', type: 'css', query: 'a' },
+          { name: 'a', type: 'css', query: 'b' },
+        ],
+      }),
+      'queries[1].name',
+    ],
+    [
+      'query type unknown',
+      validJob({ queries: [{ name: 'a', type: 'json', query: 'a' }] }),
+      'queries[0].type',
+    ],
+    ['query empty', validJob({ queries: [{ name: 'a', type: 'css', query: '' }] }), 'queries[0].query'],
+    [
+      'query over 2000 characters',
+      validJob({ queries: [{ name: 'a', type: 'css', query: 'a'.repeat(2001) }] }),
+      'queries[0].query',
+    ],
+    [
+      'xpath syntax error',
+      validJob({ queries: [{ name: 'a', type: 'xpath', query: '//div[' }] }),
+      'queries[0].query',
+    ],
+    [
+      'invalid css selector',
+      validJob({ queries: [{ name: 'a', type: 'css', query: 'div[' }] }),
+      'queries[0].query',
+    ],
+    [
+      'invalid regex',
+      validJob({ queries: [{ name: 'a', type: 'regex', query: '(unclosed' }] }),
+      'queries[0].query',
+    ],
+    [
+      'join not a boolean',
+      validJob({ queries: [{ name: 'a', type: 'css', query: 'a', join: 'yes' }] }),
+      'queries[0].join',
+    ],
+    ['rate_limit zero', validJob({ rate_limit: 0 }), 'rate_limit'],
+    ['rate_limit negative', validJob({ rate_limit: -1 }), 'rate_limit'],
+    ['rate_limit over 6000', validJob({ rate_limit: 6001 }), 'rate_limit'],
+    ['rate_limit a string', validJob({ rate_limit: '10' }), 'rate_limit'],
+    ['scheduling not an object', validJob({ scheduling: 'daily' }), 'scheduling'],
+    ['scheduling day 7', validJob({ scheduling: { days: [7] } }), 'scheduling.days[0]'],
+    ['scheduling hour 24', validJob({ scheduling: { hours: [1, 2, 24] } }), 'scheduling.hours[2]'],
+    ['scheduling minute 60', validJob({ scheduling: { minutes: [60] } }), 'scheduling.minutes[0]'],
+    ['scheduling fractional hour', validJob({ scheduling: { hours: [1.5] } }), 'scheduling.hours[0]'],
+    ['scheduling duplicate minutes', validJob({ scheduling: { minutes: [5, 5] } }), 'scheduling.minutes'],
+    [
+      'scheduling unknown time zone',
+      validJob({ scheduling: { timezone: 'Mars/Olympus' } }),
+      'scheduling.timezone',
+    ],
+    [
+      'render_config unknown wait strategy',
+      validJob({ render_config: { wait_strategy: 'idle' } }),
+      'render_config.wait_strategy',
+    ],
+    [
+      'render_config timeout over 120000',
+      validJob({ render_config: { wait_timeout_ms: 120001 } }),
+      'render_config.wait_timeout_ms',
+    ],
+    [
+      'render_config fractional timeout',
+      validJob({ render_config: { wait_timeout_ms: 1.5 } }),
+      'render_config.wait_timeout_ms',
+    ],
+    [
+      'render_config enabled not boolean',
+      validJob({ render_config: { enabled: 1 } }),
+      'render_config.enabled',
+    ],
+    [
+      'proxy_config unknown rotation',
+      validJob({ proxy_config: { rotation_strategy: 'lru' } }),
+      'proxy_config.rotation_strategy',
+    ],
+    [
+      'proxy_config bad country',
+      validJob({ proxy_config: { geo_targeting: 'USA' } }),
+      'proxy_config.geo_targeting',
+    ],
+    [
+      'proxy enabled without configured proxies',
+      validJob({ proxy_config: { enabled: true } }),
+      'proxy_config',
+    ],
+    ['unknown top-level field', validJob({ colour: 'red' }), 'colour'],
+    [
+      'unknown query field',
+      validJob({ queries: [{ name: 'a', type: 'css', query: 'a', selector: 'b' }] }),
+      'queries[0].selector',
+    ],
+    ['unknown scheduling field', validJob({ scheduling: { weeks: [1] } }), 'scheduling.weeks'],
+    ['body an array', [validJob()], 'body'],
+  ];
+
+  it.each(invalid)('rejects %s with a 400 at the field path', async (_name, body, path) => {
+    const res = await alice.post('/jobs', body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('validation_error');
+    expect(typeof res.body.message).toBe('string');
+    expect(Object.keys(res.body.details)).toContain(path);
+    expect(typeof res.body.details[path]).toBe('string');
+  });
+
+  it('reports every violation at once', async () => {
+    const res = await alice.post('/jobs', {
+      name: '',
+      source: 'nope',
+      queries: [
+        { name: 'ok', type: 'nope', query: 'a' },
+        { name: 'ok2', type: 'xpath', query: '//[' },
+      ],
+      rate_limit: 0,
+      scheduling: { hours: [1, 2, 99] },
+      extra: true,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual({
+      name: expect.any(String),
+      source: expect.any(String),
+      'queries[0].type': 'must be one of xpath, css, regex',
+      'queries[1].query': expect.stringMatching(/^invalid xpath/),
+      rate_limit: expect.any(String),
+      'scheduling.hours[2]': 'must be at most 23',
+      extra: 'unknown field',
+    });
+  });
+
+  it('accepts proxies only when the operator configured one for the country', async () => {
+    const proxied = buildTestApi({
+      db: tdb.db,
+      prefix: prefix.prefix,
+      proxies: [{ url: 'http://127.0.0.1:9', country: 'DE' }],
+    });
+    try {
+      const c = client(
+        proxied.app,
+        (await api.keys.create({ email: 'p@example.com', mode: 'test', scopes: ['jobs:write'], name: 'p' }))
+          .token,
+      );
+      const ok = await c.post('/jobs', validJob({ proxy_config: { enabled: true, geo_targeting: 'de' } }));
+      expect(ok.status).toBe(201);
+      expect(ok.body.proxy_config).toEqual({
+        enabled: true,
+        rotation_strategy: 'round_robin',
+        geo_targeting: 'DE',
+      });
+      const bad = await c.post('/jobs', validJob({ proxy_config: { enabled: true, geo_targeting: 'FR' } }));
+      expect(bad.status).toBe(400);
+      expect(bad.body.details.proxy_config).toMatch(/FR/);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
+describe('GET /jobs/status', () => {
+  it('lists only the caller jobs in the caller mode, newest first, with cursor paging', async () => {
+    const c = client(
+      app,
+      (
+        await api.keys.create({
+          email: 'lister@example.com',
+          mode: 'test',
+          scopes: ['jobs:read', 'jobs:write'],
+          name: 'x',
+        })
+      ).token,
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await createJob(c, { name: `job ${i}` })).job_id);
+    const first = await c.get('/jobs/status?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.body.count).toBe(2);
+    expect(first.body.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[4], ids[3]]);
+    expect(Object.keys(first.body.jobs[0]).sort()).toEqual(
+      ['created_at', 'job_id', 'last_run', 'name', 'next_run_at', 'results_count', 'source', 'status'].sort(),
+    );
+    const seen = [...first.body.jobs];
+    let cursor = first.body.next_cursor;
+    while (cursor) {
+      const page = await c.get(`/jobs/status?limit=2&cursor=${cursor}`);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.jobs);
+      cursor = page.body.next_cursor;
+    }
+    expect(seen.map((j) => j.job_id)).toEqual([...ids].reverse());
+    const all = await c.get('/jobs/status');
+    expect(all.body).toEqual(expect.objectContaining({ count: 5, next_cursor: null }));
+  });
+
+  it('filters by status', async () => {
+    const c = client(
+      app,
+      (
+        await api.keys.create({
+          email: 'filter@example.com',
+          mode: 'test',
+          scopes: ['jobs:read', 'jobs:write'],
+          name: 'x',
+        })
+      ).token,
+    );
+    const a = await createJob(c);
+    await createJob(c);
+    expect((await c.post(`/jobs/${a.job_id}/pause`)).status).toBe(200);
+    const paused = await c.get('/jobs/status?status=paused');
+    expect(paused.body.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([a.job_id]);
+    expect((await c.get('/jobs/status?status=scheduled')).body.count).toBe(1);
+  });
+
+  it('keeps other users and the other mode out', async () => {
+    const mine = await createJob(alice);
+    const live = await createJob(aliceLive);
+    const bobs = (await bob.get('/jobs/status?limit=1000')).body.jobs.map(
+      (j: { job_id: string }) => j.job_id,
+    );
+    expect(bobs).not.toContain(mine.job_id);
+    const liveIds = (await aliceLive.get('/jobs/status?limit=1000')).body.jobs.map(
+      (j: { job_id: string }) => j.job_id,
+    );
+    expect(liveIds).toEqual([live.job_id]);
+  });
+
+  it.each([
+    ['status=done', 'status'],
+    ['limit=0', 'limit'],
+    ['limit=1001', 'limit'],
+    ['limit=abc', 'limit'],
+    ['cursor=garbage', 'cursor'],
+    ['sort=asc', 'sort'],
+  ])('rejects ?%s at %s', async (qs, path) => {
+    const res = await alice.get(`/jobs/status?${qs}`);
+    expect(res.status).toBe(400);
+    expect(res.body.details).toHaveProperty([path]);
+  });
+});
+
+describe('GET /jobs/{id}', () => {
+  it('returns the detail of an own job', async () => {
+    const job = await createJob();
+    const res = await alice.get(`/jobs/${job.job_id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(job);
+  });
+
+  it.each([
+    ['another user', () => bob],
+    ['the other mode of the same user', () => aliceLive],
+  ])('is 404 for %s', async (_n, who) => {
+    const job = await createJob();
+    const res = await who().get(`/jobs/${job.job_id}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'not_found', message: expect.any(String) });
+  });
+
+  it.each([
+    'job_01ZZZZZZZZZZZZZZZZZZZZZZZZ',
+    'nope',
+    'job_',
+    "job_'; drop table jobs;--",
+    'run_01JDQ3ZZZZZZZZZZZZZZZZZZZZ',
+  ])('is 404 for unknown or malformed id %s', async (id) => {
+    const res = await alice.get(`/jobs/${encodeURIComponent(id)}`);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe('not_found');
+  });
+});
+
+describe('PUT and PATCH /jobs/{id}', () => {
+  it('changes only the given fields and ignores read-only ones sent back', async () => {
+    const job = await createJob(alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
+    const res = await alice.put(`/jobs/${job.job_id}`, {
+      ...job,
+      name: 'Renamed',
+      status: 'failed',
+      job_id: 'job_x',
+      rate_limit: 60,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      ...job,
+      name: 'Renamed',
+      rate_limit: 60,
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+  });
+
+  it('clears scheduling, render_config and proxy_config with null (PATCH too)', async () => {
+    const job = await createJob(alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
+    const res = await alice.patch(`/jobs/${job.job_id}`, { scheduling: null, render_config: null });
+    expect(res.status).toBe(200);
+    expect(res.body.scheduling).toBeNull();
+    expect(res.body.render_config).toBeNull();
+    expect(res.body.queries).toEqual(job.queries);
+  });
+
+  it('validates like create', async () => {
+    const job = await createJob();
+    const res = await alice.put(`/jobs/${job.job_id}`, {
+      queries: [{ name: 'a', type: 'xpath', query: '//[' }],
+      name: null,
+      typo: 1,
+    });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.details).sort()).toEqual(['name', 'queries[0].query', 'typo']);
+    expect((await alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
+  });
+
+  it('is 404 for another user job and leaves it unchanged', async () => {
+    const job = await createJob();
+    expect((await bob.put(`/jobs/${job.job_id}`, { name: 'x' })).status).toBe(404);
+    expect((await alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
+  });
+});
+
+describe('DELETE /jobs/{id}', () => {
+  it('deletes the job with its runs, then answers 404', async () => {
+    const job = await createJob();
+    const run = await alice.post(`/jobs/${job.job_id}/run`);
+    const res = await alice.delete(`/jobs/${job.job_id}`);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expect(api.cancelled).toContain(run.body.run_id);
+    expect((await alice.get(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect((await alice.delete(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(0);
+  });
+
+  it('is 404 for another user', async () => {
+    const job = await createJob();
+    expect((await bob.delete(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect((await alice.get(`/jobs/${job.job_id}`)).status).toBe(200);
+  });
+});
+
+describe('run, pause, resume (contract 3.8)', () => {
+  it('run records a running run, a job.started event and a queued BullMQ job', async () => {
+    const job = await createJob();
+    const res = await alice.post(`/jobs/${job.job_id}/run`);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      job_id: job.job_id,
+      run_id: expect.stringMatching(/^run_/),
+      status: 'running',
+    });
+    const detail = (await alice.get(`/jobs/${job.job_id}`)).body;
+    expect(detail.status).toBe('running');
+    expect(detail.last_run_id).toBe(res.body.run_id);
+    expect(detail.last_run).toMatch(ISO_MS);
+    const queued = await api.runs.getJob(res.body.run_id);
+    expect(queued?.data).toEqual({ runId: res.body.run_id, jobId: job.job_id });
+    const events = await tdb.db.event.findMany({ where: { jobId: job.job_id } });
+    expect(events.map((e) => [e.kind, e.data])).toEqual([
+      [
+        'job.started',
+        {
+          job_id: job.job_id,
+          job_name: 'Example',
+          run_id: res.body.run_id,
+          status: 'running',
+          trigger: 'manual',
+        },
+      ],
+    ]);
+    const runs = await alice.get(`/jobs/${job.job_id}/runs`);
+    expect(runs.body).toEqual({
+      job_id: job.job_id,
+      count: 1,
+      next_cursor: null,
+      runs: [
+        {
+          run_id: res.body.run_id,
+          status: 'running',
+          trigger: 'manual',
+          started_at: detail.last_run,
+          finished_at: null,
+          duration_ms: null,
+          results_count: 0,
+          successful_urls: 0,
+          failed_urls: 0,
+          error: null,
+        },
+      ],
+    });
+  });
+
+  it('two simultaneous runs give exactly one 202 and one 409', async () => {
+    for (let round = 0; round < 5; round++) {
+      const job = await createJob();
+      const statuses = (
+        await Promise.all([alice.post(`/jobs/${job.job_id}/run`), alice.post(`/jobs/${job.job_id}/run`)])
+      ).map((r) => r.status);
+      expect(statuses.sort()).toEqual([202, 409]);
+      expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(1);
+    }
+  });
+
+  it('run of a running job is 409 conflict', async () => {
+    const job = await createJob();
+    await alice.post(`/jobs/${job.job_id}/run`);
+    const res = await alice.post(`/jobs/${job.job_id}/run`);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'conflict', message: expect.any(String) });
+  });
+
+  it('pause of a running job cancels the run, emits job.paused and asks the worker to stop', async () => {
+    const job = await createJob();
+    const run = (await alice.post(`/jobs/${job.job_id}/run`)).body;
+    const res = await alice.post(`/jobs/${job.job_id}/pause`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('paused');
+    expect(res.body.next_run_at).toBeNull();
+    const stored = await tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
+    expect(stored.status).toBe('cancelled');
+    expect(stored.finishedAt).not.toBeNull();
+    expect(api.cancelled).toContain(run.run_id);
+    const kinds = (await tdb.db.event.findMany({ where: { jobId: job.job_id }, orderBy: { id: 'asc' } })).map(
+      (e) => e.kind,
+    );
+    expect(kinds).toEqual(['job.started', 'job.paused']);
+  });
+
+  it('pause of an idle job pauses it; pause or run of a paused job is 409; resume makes it scheduled', async () => {
+    const job = await createJob();
+    expect((await alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(200);
+    expect((await alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(409);
+    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(409);
+    const resumed = await alice.post(`/jobs/${job.job_id}/resume`);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.status).toBe('scheduled');
+    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
+  });
+
+  it.each(['scheduled', 'running'])('resume of a %s job is 409', async (state) => {
+    const job = await createJob();
+    if (state === 'running') await alice.post(`/jobs/${job.job_id}/run`);
+    expect((await alice.post(`/jobs/${job.job_id}/resume`)).status).toBe(409);
+  });
+
+  it.each(['success', 'failed'] as const)('a %s job can run again and be paused', async (state) => {
+    const job = await createJob();
+    await tdb.db.job.update({ where: { id: job.job_id }, data: { status: state } });
+    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
+    const other = await createJob();
+    await tdb.db.job.update({ where: { id: other.job_id }, data: { status: state } });
+    expect((await alice.post(`/jobs/${other.job_id}/pause`)).body.status).toBe('paused');
+  });
+
+  it.each(['run', 'pause', 'resume'])('%s is 404 for another user and for an unknown id', async (action) => {
+    const job = await createJob();
+    expect((await bob.post(`/jobs/${job.job_id}/${action}`)).status).toBe(404);
+    expect((await alice.post(`/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ/${action}`)).status).toBe(404);
+    expect((await alice.get(`/jobs/${job.job_id}`)).body.status).toBe('scheduled');
+  });
+
+  it('accepts an empty JSON body on run', async () => {
+    const job = await createJob();
+    const res = await alice
+      .post(`/jobs/${job.job_id}/run`)
+      .set('Content-Type', 'application/json')
+      .send('{}');
+    expect(res.status).toBe(202);
+  });
+});
+
+describe('GET /jobs/{id}/runs', () => {
+  it('pages newest first and is 404 for another user', async () => {
+    const job = await createJob();
+    const runIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      runIds.push((await alice.post(`/jobs/${job.job_id}/run`)).body.run_id);
+      await tdb.db.job.update({ where: { id: job.job_id }, data: { status: 'success' } });
+    }
+    const first = await alice.get(`/jobs/${job.job_id}/runs?limit=2`);
+    expect(first.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([runIds[2], runIds[1]]);
+    const second = await alice.get(`/jobs/${job.job_id}/runs?limit=2&cursor=${first.body.next_cursor}`);
+    expect(second.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([runIds[0]]);
+    expect(second.body.next_cursor).toBeNull();
+    expect((await bob.get(`/jobs/${job.job_id}/runs`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,147 @@
+import type { ProxyEntry } from '@scrapejobs/config';
+import {
+  createJobSchema,
+  jobDetailSchema,
+  jobListSchema,
+  listJobsQuerySchema,
+  listRunsQuerySchema,
+  runAcceptedSchema,
+  runListSchema,
+  updateJobSchema,
+} from '@scrapejobs/contracts';
+import type { z } from 'zod';
+import { defineRoute, type RouteDef } from '../http/routes.ts';
+import { parseCreateJob, parseUpdateJob } from './input.ts';
+import { toDetail, toListItem, toRunView } from './presenter.ts';
+import type { JobsService } from './service.ts';
+
+const tag = 'Jobs';
+
+export function jobRoutes(jobs: JobsService, proxies: readonly ProxyEntry[]): RouteDef[] {
+  const detail = { 200: { description: 'The job.', schema: jobDetailSchema } };
+  const update = (method: 'put' | 'patch') =>
+    defineRoute({
+      method,
+      path: '/jobs/{id}',
+      tag,
+      scope: 'jobs:write',
+      summary: `Update a job (${method === 'put' ? 'PUT and PATCH behave the same' : 'same as PUT'}): any subset of the fields`,
+      body: updateJobSchema as z.ZodType<z.output<typeof updateJobSchema>>,
+      parseBody: (raw) => parseUpdateJob(raw, proxies),
+      responses: detail,
+      handler: async ({ principal, params, body }) => ({
+        status: 200,
+        body: toDetail(await jobs.update(principal, params.id!, body)),
+      }),
+    });
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/jobs/status',
+      tag,
+      scope: 'jobs:read',
+      summary: 'List the jobs of the caller, newest first',
+      query: listJobsQuerySchema,
+      responses: { 200: { description: 'A page of jobs.', schema: jobListSchema } },
+      handler: async ({ principal, query }) => {
+        const page = await jobs.list(principal, query);
+        const items = page.items.map(toListItem);
+        return { status: 200, body: { jobs: items, count: items.length, next_cursor: page.nextCursor } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/jobs',
+      tag,
+      scope: 'jobs:write',
+      summary: 'Create a job',
+      body: createJobSchema as z.ZodType<z.output<typeof createJobSchema>>,
+      parseBody: (raw) => parseCreateJob(raw, proxies),
+      responses: { 201: { description: 'The created job.', schema: jobDetailSchema } },
+      handler: async ({ principal, body }) => {
+        const job = await jobs.create(principal, body);
+        return { status: 201, body: toDetail(job), headers: { Location: `/jobs/${job.id}` } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}',
+      tag,
+      scope: 'jobs:read',
+      summary: 'Get a job',
+      responses: detail,
+      handler: async ({ principal, params }) => ({
+        status: 200,
+        body: toDetail(await jobs.get(principal, params.id!)),
+      }),
+    }),
+    update('put'),
+    update('patch'),
+    defineRoute({
+      method: 'delete',
+      path: '/jobs/{id}',
+      tag,
+      scope: 'jobs:write',
+      summary: 'Delete a job with its runs and results (a running run is cancelled)',
+      responses: { 204: { description: 'Deleted.' } },
+      handler: async ({ principal, params }) => {
+        await jobs.delete(principal, params.id!);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/jobs/{id}/run',
+      tag,
+      scope: 'jobs:write',
+      summary: 'Run the job now',
+      responses: { 202: { description: 'The run was recorded and queued.', schema: runAcceptedSchema } },
+      handler: async ({ principal, params }) => {
+        const { jobId, runId } = await jobs.run(principal, params.id!);
+        return { status: 202, body: { job_id: jobId, run_id: runId, status: 'running' } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/jobs/{id}/pause',
+      tag,
+      scope: 'jobs:write',
+      summary: 'Pause the job (a running run is cancelled, its results kept)',
+      responses: detail,
+      handler: async ({ principal, params }) => ({
+        status: 200,
+        body: toDetail(await jobs.pause(principal, params.id!)),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/jobs/{id}/resume',
+      tag,
+      scope: 'jobs:write',
+      summary: 'Resume a paused job',
+      responses: detail,
+      handler: async ({ principal, params }) => ({
+        status: 200,
+        body: toDetail(await jobs.resume(principal, params.id!)),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/runs',
+      tag,
+      scope: 'jobs:read',
+      summary: 'List the runs of a job, newest first',
+      query: listRunsQuerySchema,
+      responses: { 200: { description: 'A page of runs.', schema: runListSchema } },
+      handler: async ({ principal, params, query }) => {
+        const page = await jobs.listRuns(principal, params.id!, query);
+        const runs = page.items.map(toRunView);
+        return {
+          status: 200,
+          body: { job_id: params.id, runs, count: runs.length, next_cursor: page.nextCursor },
+        };
+      },
+    }),
+  ];
+}

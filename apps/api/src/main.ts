@@ -1,0 +1,63 @@
+import type { Server } from 'node:http';
+import { createDatabase } from '@scrapejobs/db';
+import { createLogger } from '@scrapejobs/logging';
+import { createQueue, runCancelChannel } from '@scrapejobs/queues';
+import { Redis } from 'ioredis';
+import { createApp } from './app.ts';
+import { loadApiConfig } from './config.ts';
+import type { RunDispatcher } from './jobs/service.ts';
+
+const config = loadApiConfig(process.env);
+const log = createLogger('api', config.LOG_LEVEL);
+const db = createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: 5_000 });
+
+// No offline queue: while Redis is away a command fails at once and the request gets 503.
+const redisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 1_500,
+  commandTimeout: 1_500,
+};
+const redis = new Redis(config.REDIS_URL, redisOptions);
+redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+const runs = createQueue('scrapeRuns', new Redis(config.REDIS_URL, redisOptions), config.QUEUE_PREFIX);
+runs.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
+
+const dispatcher: RunDispatcher = {
+  async enqueue(runId, jobId) {
+    await runs.add('run', { runId, jobId }, { jobId: runId });
+  },
+  async cancel(runId) {
+    await redis.publish(runCancelChannel(config.QUEUE_PREFIX), runId);
+  },
+};
+
+const app = createApp({ config, db, redis, dispatcher, log });
+const server: Server = app.listen(config.PORT, () => {
+  log.info({ port: config.PORT }, 'api listening');
+});
+server.keepAliveTimeout = 65_000;
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'shutting down: finishing in-flight requests');
+  const deadline = setTimeout(() => {
+    log.warn('shutdown deadline reached; closing remaining connections');
+    server.closeAllConnections();
+  }, config.SHUTDOWN_TIMEOUT_MS);
+  deadline.unref();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  clearTimeout(deadline);
+  await Promise.allSettled([runs.close(), db.$disconnect()]);
+  redis.disconnect();
+  await db.pool.end().catch(() => {});
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

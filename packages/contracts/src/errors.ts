@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+export const ERROR_CODES = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'service_unavailable',
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_CODES;
+
+/** The shape of every error body (contract 9). */
+export const errorBodySchema = z.object({
+  error: z.string(),
+  message: z.string(),
+  details: z.record(z.string(), z.string()).optional(),
+  status: z.int().optional(),
+  retry_after: z.int().optional(),
+});
+
+export type ErrorBody = z.infer<typeof errorBodySchema>;

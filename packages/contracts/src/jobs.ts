@@ -1,0 +1,208 @@
+import { z } from 'zod';
+
+export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
+export const QUERY_TYPES = ['xpath', 'css', 'regex'] as const;
+export const WAIT_STRATEGIES = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
+export const ROTATION_STRATEGIES = ['round_robin', 'random', 'sticky'] as const;
+
+const trimmed = (min: number, max: number) =>
+  z
+    .string()
+    .refine(
+      (s) => s.trim().length >= min,
+      `must have at least ${min} character${min === 1 ? '' : 's'} after trimming`,
+    )
+    .refine((s) => s.trim().length <= max, `must have at most ${max} characters after trimming`)
+    .transform((s) => s.trim());
+
+export const querySchema = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(
+      /^[A-Za-z_][A-Za-z0-9_-]*$/,
+      'must start with a letter or _ and contain only letters, digits, _ and -',
+    ),
+  type: z.enum(QUERY_TYPES),
+  query: z.string().min(1).max(2000),
+  join: z.boolean().default(false),
+});
+
+const uniqueInts = (min: number, max: number) =>
+  z
+    .array(z.int().min(min).max(max))
+    .refine((a) => new Set(a).size === a.length, 'values must be unique')
+    .transform((a) => [...a].sort((x, y) => x - y));
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const schedulingSchema = z
+  .strictObject({
+    days: uniqueInts(0, 6).default([]),
+    hours: uniqueInts(0, 23).default([]),
+    minutes: uniqueInts(0, 59).default([]),
+    timezone: z
+      .string()
+      .refine(isTimeZone, 'must be an IANA time zone name such as Europe/Paris')
+      .default('UTC'),
+  })
+  // Contract 3.5: empty or omitted minutes mean minute 0.
+  .transform((s) => ({ ...s, minutes: s.minutes.length ? s.minutes : [0] }));
+
+export const renderConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  wait_strategy: z.enum(WAIT_STRATEGIES).default('load'),
+  wait_timeout_ms: z.int().min(0).max(120_000).default(30_000),
+});
+
+export const proxyConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  rotation_strategy: z.enum(ROTATION_STRATEGIES).default('round_robin'),
+  geo_targeting: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
+    .transform((s) => s.toUpperCase())
+    .nullable()
+    .default(null),
+});
+
+const source = z
+  .string()
+  .max(2048)
+  .refine((s) => /^https?:\/\/[^/?#\s]+/i.test(s), 'must be an absolute http or https URL');
+
+const jobFields = {
+  name: trimmed(1, 200),
+  source,
+  queries: z.array(querySchema).min(1).max(50),
+  rate_limit: z.number().gt(0).max(6000),
+  scheduling: schedulingSchema.nullable(),
+  render_config: renderConfigSchema.nullable(),
+  proxy_config: proxyConfigSchema.nullable(),
+};
+
+/** POST /jobs body (contract 3.1). */
+export const createJobSchema = z.strictObject({
+  ...jobFields,
+  rate_limit: jobFields.rate_limit.default(10),
+  scheduling: jobFields.scheduling.default(null),
+  render_config: jobFields.render_config.default(null),
+  proxy_config: jobFields.proxy_config.default(null),
+});
+
+/** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
+const READ_ONLY = [
+  'job_id',
+  'status',
+  'created_at',
+  'updated_at',
+  'last_run',
+  'last_run_id',
+  'results_count',
+  'next_run_at',
+  'mode',
+] as const;
+
+/** PUT/PATCH /jobs/{id} body (contract 3.6): any subset of the create fields. */
+export const updateJobSchema = z
+  .strictObject({
+    ...jobFields,
+    ...Object.fromEntries(READ_ONLY.map((k) => [k, z.unknown()])),
+  })
+  .partial()
+  .transform((body) => {
+    const out = { ...body } as Record<string, unknown>;
+    for (const k of READ_ONLY) delete out[k];
+    return out as Partial<CreateJobInput>;
+  });
+
+export type Query = z.output<typeof querySchema>;
+export type Scheduling = z.output<typeof schedulingSchema>;
+export type RenderConfig = z.output<typeof renderConfigSchema>;
+export type ProxyConfig = z.output<typeof proxyConfigSchema>;
+export type CreateJobInput = z.output<typeof createJobSchema>;
+export type UpdateJobInput = z.output<typeof updateJobSchema>;
+export type JobStatusName = (typeof JOB_STATUSES)[number];
+
+/** GET /jobs/status query string (contract 3.2). */
+export const listJobsQuerySchema = z.strictObject({
+  status: z.enum(JOB_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(200).optional(),
+});
+
+/** GET /jobs/{id}/runs query string. */
+export const listRunsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(200).optional(),
+});
+
+const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
+
+export const jobListItemSchema = z.object({
+  job_id: z.string(),
+  name: z.string(),
+  source: z.string(),
+  status: z.enum(JOB_STATUSES),
+  created_at: timestamp,
+  last_run: timestamp.nullable(),
+  results_count: z.int(),
+  next_run_at: timestamp.nullable(),
+});
+
+export const jobDetailSchema = jobListItemSchema.extend({
+  updated_at: timestamp,
+  rate_limit: z.number(),
+  queries: z.array(querySchema),
+  scheduling: schedulingSchema.nullable(),
+  render_config: renderConfigSchema.nullable(),
+  proxy_config: proxyConfigSchema.nullable(),
+  last_run_id: z.string().nullable(),
+  mode: z.enum(['test', 'live']),
+});
+
+export const jobListSchema = z.object({
+  jobs: z.array(jobListItemSchema),
+  count: z.int(),
+  next_cursor: z.string().nullable(),
+});
+
+export const runAcceptedSchema = z.object({
+  job_id: z.string(),
+  run_id: z.string(),
+  status: z.literal('running'),
+});
+
+export const runSchema = z.object({
+  run_id: z.string(),
+  status: z.enum(['running', 'success', 'failed', 'cancelled']),
+  trigger: z.enum(['manual', 'schedule']),
+  started_at: timestamp,
+  finished_at: timestamp.nullable(),
+  duration_ms: z.int().nullable(),
+  results_count: z.int(),
+  successful_urls: z.int(),
+  failed_urls: z.int(),
+  error: z
+    .object({ code: z.string(), message: z.string(), failed_urls: z.int(), successful_urls: z.int() })
+    .nullable(),
+});
+
+export const runListSchema = z.object({
+  job_id: z.string(),
+  runs: z.array(runSchema),
+  count: z.int(),
+  next_cursor: z.string().nullable(),
+});
+
+export type JobListItem = z.infer<typeof jobListItemSchema>;
+export type JobDetail = z.infer<typeof jobDetailSchema>;
+export type RunView = z.infer<typeof runSchema>;

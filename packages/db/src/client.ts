@@ -1,0 +1,56 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaClient } from './generated/prisma/client.ts';
+
+export interface DatabaseOptions {
+  url: string;
+  /** Pool size of this process. */
+  max?: number;
+  /** Fail a query that the server has not answered after this long (keeps requests from hanging). */
+  queryTimeoutMs?: number;
+}
+
+export type Database = PrismaClient & { pool: pg.Pool };
+
+/** A Prisma client over a pg pool that fails fast when PostgreSQL is unreachable. */
+export function createDatabase({ url, max = 10, queryTimeoutMs = 10_000 }: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 1_500,
+    query_timeout: queryTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+  });
+  // An idle client whose server went away emits 'error'; the pool replaces it on next use.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return Object.assign(prisma, { pool });
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+]);
+const UNAVAILABLE_TEXT =
+  /connection terminated|timeout exceeded when trying to connect|query read timeout|connection refused|can't reach database|server closed the connection|the database system is (starting up|shutting down)|terminating connection/i;
+
+/** Whether an error means "PostgreSQL is unreachable" rather than a bug or a constraint. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
+    const o = e as { code?: unknown; message?: unknown; cause?: unknown; errorCode?: unknown };
+    if (
+      typeof o.code === 'string' &&
+      (UNAVAILABLE_CODES.has(o.code) || /^P10(01|02|17)$|^57P0[1-3]$/.test(o.code))
+    )
+      return true;
+    if (typeof o.errorCode === 'string' && /^P10(01|02|17)$/.test(o.errorCode)) return true;
+    if (typeof o.message === 'string' && UNAVAILABLE_TEXT.test(o.message)) return true;
+    e = o.cause;
+  }
+  return false;
+}

@@ -1,0 +1,50 @@
+import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
+import { z } from 'zod';
+
+/**
+ * The one catalog of queues shared by producers and consumers: name, payload schema and
+ * default job options. Nothing else in the code base names a queue.
+ */
+export const catalog = {
+  scrapeRuns: {
+    name: 'scrape-runs',
+    payload: z.object({ runId: z.string(), jobId: z.string() }),
+    // A run is not retried as a whole (its URLs retry inside it); a crashed worker's run is
+    // taken over through stalled-job recovery instead.
+    options: {
+      attempts: 1,
+      removeOnComplete: { count: 1_000, age: 24 * 3600 },
+      removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
+    },
+  },
+  webhookDeliveries: {
+    name: 'webhook-deliveries',
+    payload: z.object({ deliveryId: z.string() }),
+    options: {
+      attempts: 6,
+      backoff: { type: 'custom' },
+      removeOnComplete: { count: 1_000, age: 24 * 3600 },
+      removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
+    },
+  },
+} as const satisfies Record<string, { name: string; payload: z.ZodType; options: JobsOptions }>;
+
+export type QueueKey = keyof typeof catalog;
+export type Payload<K extends QueueKey> = z.infer<(typeof catalog)[K]['payload']>;
+
+/** A typed producer for one catalog queue; `prefix` isolates deployments and test files. */
+export function createQueue<K extends QueueKey>(
+  key: K,
+  connection: ConnectionOptions,
+  prefix: string,
+): Queue<Payload<K>, unknown, string> {
+  const entry = catalog[key];
+  return new Queue<Payload<K>, unknown, string>(entry.name, {
+    connection,
+    prefix,
+    defaultJobOptions: entry.options,
+  });
+}
+
+/** Redis pub/sub channel on which the API asks workers to stop a run at once (payload: run id). */
+export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the project needs on this machine (idempotent); sourced by start.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PNPM_VERSION=10.34.8
+if ! command -v pnpm >/dev/null || [ "$(pnpm --version)" != "$PNPM_VERSION" ]; then
+  echo "==> installing pnpm $PNPM_VERSION"
+  npm install --global --silent "pnpm@$PNPM_VERSION"
+fi
+
+echo "==> installing dependencies (Node 24 comes with them)"
+pnpm install --frozen-lockfile --reporter=silent
+
+# Prisma's CLI fetches a schema engine that `generate` does not run; any executable will do.
+echo "==> generating the Prisma client"
+PRISMA_SCHEMA_ENGINE_BINARY="${PRISMA_SCHEMA_ENGINE_BINARY:-$(command -v true)}" pnpm exec prisma generate >/dev/null
+
+need_service() { # name host port start-command
+  if ! (exec 3<>"/dev/tcp/$2/$3") 2>/dev/null; then
+    if [ -n "$4" ] && command -v "${4%% *}" >/dev/null; then
+      echo "==> starting $1"
+      eval "$4" >/dev/null
+    fi
+    for _ in $(seq 1 30); do (exec 3<>"/dev/tcp/$2/$3") 2>/dev/null && return 0; sleep 0.5; done
+    echo "$1 is not reachable on $2:$3. Install and start it, or run: docker compose up -d postgres redis" >&2
+    exit 1
+  fi
+}
+if [ -z "${DATABASE_URL:-}" ]; then
+  need_service PostgreSQL 127.0.0.1 5432 "$( [ -d /etc/postgresql ] && echo "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | head -1) main start" )"
+fi
+if [ -z "${REDIS_URL:-}" ]; then
+  need_service Redis 127.0.0.1 6379 "redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no"
+fi

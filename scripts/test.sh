@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: lint and format check, type-check, then every test against the real
+# PostgreSQL and Redis of this machine.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/setup.sh
+
+echo "==> lint and format check"
+pnpm exec biome ci .
+echo "==> type-check"
+pnpm exec tsc -p tsconfig.json --noEmit
+echo "==> tests"
+pnpm exec node --experimental-vm-modules --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js --ci "$@"

@@ -1,0 +1,69 @@
+import type { ProxyEntry } from '@scrapejobs/config';
+import type { Database } from '@scrapejobs/db';
+import { createLogger } from '@scrapejobs/logging';
+import { createQueue, runCancelChannel } from '@scrapejobs/queues';
+import { Redis } from 'ioredis';
+import { createApp } from '../../apps/api/src/app.ts';
+import type { RunDispatcher } from '../../apps/api/src/jobs/service.ts';
+import { KeysService } from '../../apps/api/src/keys/service.ts';
+import { REDIS_URL } from './redis.ts';
+
+export interface TestApiOptions {
+  db: Database;
+  prefix: string;
+  redisUrl?: string;
+  rateLimit?: number;
+  proxies?: ProxyEntry[];
+}
+
+/** The real app wired to a real database, Redis and BullMQ queue, as main.ts does. */
+export function buildTestApi(opts: TestApiOptions) {
+  const redisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 1_000,
+    commandTimeout: 1_000,
+    lazyConnect: false,
+  };
+  const url = opts.redisUrl ?? REDIS_URL;
+  const redis = new Redis(url, redisOptions);
+  redis.on('error', () => {});
+  const queueRedis = new Redis(url, redisOptions);
+  queueRedis.on('error', () => {});
+  const runs = createQueue('scrapeRuns', queueRedis, opts.prefix);
+  runs.on('error', () => {});
+  const cancelled: string[] = [];
+  const dispatcher: RunDispatcher = {
+    async enqueue(runId, jobId) {
+      await runs.add('run', { runId, jobId }, { jobId: runId });
+    },
+    async cancel(runId) {
+      cancelled.push(runId);
+      await redis.publish(runCancelChannel(opts.prefix), runId);
+    },
+  };
+  const app = createApp({
+    config: {
+      API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
+      QUEUE_PREFIX: opts.prefix,
+      PROXY_URLS: opts.proxies ?? [],
+      TRUST_PROXY: 'loopback',
+    },
+    db: opts.db,
+    redis,
+    dispatcher,
+    log: createLogger('api-test', 'silent'),
+  });
+  return {
+    app,
+    runs,
+    redis,
+    cancelled,
+    keys: new KeysService(opts.db),
+    async close() {
+      await runs.close().catch(() => {});
+      redis.disconnect();
+      queueRedis.disconnect();
+    },
+  };
+}
