@@ -1,4 +1,4 @@
-import { commonEnv, envInt, parseConfig } from '@scrapejobs/config';
+import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
 import { z } from 'zod';
 
 export const apiEnvSchema = z.object({
@@ -14,4 +14,4 @@ export const apiEnvSchema = z.object({
 export type ApiConfig = z.output<typeof apiEnvSchema>;
 
 export const loadApiConfig = (env: Record<string, string | undefined>): ApiConfig =>
-  parseConfig(apiEnvSchema, env);
+  parseConfigOrExit(apiEnvSchema, env);

@@ -69,3 +69,14 @@ export function parseConfig<S extends z.ZodType>(
   const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }
+
+/** For a process entry point: parses, or prints the problems (no stack trace) and exits with 1. */
+export function parseConfigOrExit<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  try {
+    return parseConfig(schema, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+}
