@@ -6,3 +6,4 @@ export type * from './generated/prisma/models.ts';
 export type { IdPrefix } from './ids.ts';
 export { isId, newId } from './ids.ts';
 export { applyMigrations } from './internal/migrate.ts';
+export { MigrationError } from './internal/migration-error.ts';
