@@ -1,0 +1,116 @@
+import { createDatabase } from '@scrapejobs/db';
+import { createLogger } from '@scrapejobs/logging';
+import { catalog, createQueue, runCancelChannel } from '@scrapejobs/queues';
+import { DelayedError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { loadWorkerConfig } from './config.ts';
+import { JobRateLimiter } from './rate-limiter.ts';
+import { Renderer } from './render/index.ts';
+import { type ExecutorDeps, executeRun, type StopReason } from './run/executor.ts';
+import { RunStore } from './run/store.ts';
+import { requeueLostRuns } from './run/sweep.ts';
+
+const config = loadWorkerConfig(process.env);
+const log = createLogger('scraper-worker', config.LOG_LEVEL);
+const db = createDatabase({ url: config.DATABASE_URL, max: config.SCRAPER_CONCURRENCY * 2 + 2 });
+const redisFor = (name: string) => {
+  const r = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: null,
+    connectionName: `scraper-worker:${name}`,
+  });
+  r.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
+  return r;
+};
+const redis = redisFor('commands');
+const subscriber = redisFor('cancel');
+
+let renderer: Promise<Renderer> | null = null;
+const deps: ExecutorDeps = {
+  store: new RunStore(db, config.PUBLIC_BASE_URL),
+  limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
+  renderer: () => {
+    renderer ??= Renderer.start({
+      concurrency: config.BROWSER_CONCURRENCY,
+      executablePath: config.CHROMIUM_PATH,
+      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+    });
+    return renderer;
+  },
+  proxies: config.PROXY_URLS,
+  allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  urlConcurrency: config.RUN_URL_CONCURRENCY,
+  runTimeoutMs: config.RUN_TIMEOUT_MS,
+  log,
+};
+
+// Runs in progress here, so a cancel message (pause, delete) or SIGTERM can stop them at once.
+const active = new Map<string, AbortController>();
+const stopAll = (reason: StopReason) => {
+  for (const controller of active.values()) controller.abort(reason);
+};
+await subscriber.subscribe(runCancelChannel(config.QUEUE_PREFIX));
+subscriber.on('message', (_channel, runId: string) =>
+  active.get(runId)?.abort('cancel' satisfies StopReason),
+);
+
+const worker = new Worker(
+  catalog.scrapeRuns.name,
+  async (job, token) => {
+    const { runId } = catalog.scrapeRuns.payload.parse(job.data);
+    const controller = new AbortController();
+    active.set(runId, controller);
+    try {
+      const end = await executeRun(deps, runId, controller.signal);
+      if (end === 'handed-back') {
+        // Back to the queue for another worker; the run resumes there without duplicates.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      return end;
+    } finally {
+      active.delete(runId);
+    }
+  },
+  {
+    connection: redisFor('worker'),
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.SCRAPER_CONCURRENCY,
+    lockDuration: config.RUN_LOCK_MS,
+    stalledInterval: config.RUN_LOCK_MS,
+    maxStalledCount: 10,
+  },
+);
+worker.on('failed', (job, err) => log.error({ run_id: job?.data.runId, err: err.message }, 'run crashed'));
+worker.on('error', (err) => log.warn({ err: err.message }, 'worker error'));
+
+const runsQueue = createQueue('scrapeRuns', redis, config.QUEUE_PREFIX);
+const sweep = setInterval(() => {
+  requeueLostRuns(db, runsQueue).then(
+    (ids) => ids.length && log.warn({ run_ids: ids }, 're-queued runs that had no queue entry'),
+    (err: Error) => log.warn({ err: err.message }, 'sweep failed'),
+  );
+}, 60_000);
+sweep.unref();
+log.info({ concurrency: config.SCRAPER_CONCURRENCY }, 'scraper worker started');
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal, active: active.size }, 'shutting down: handing runs back to the queue');
+  clearInterval(sweep);
+  const deadline = setTimeout(() => {
+    log.warn('shutdown deadline reached');
+    process.exit(1);
+  }, config.SHUTDOWN_TIMEOUT_MS);
+  deadline.unref();
+  stopAll('shutdown');
+  await worker.close();
+  await Promise.allSettled([runsQueue.close(), renderer?.then((r) => r.close()), db.$disconnect()]);
+  redis.disconnect();
+  subscriber.disconnect();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,43 @@
+import { fork } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
+import { JobRateLimiter } from './rate-limiter.ts';
+
+const prefix = testPrefix();
+afterAll(() => prefix.cleanup());
+
+const CHILD = new URL('./testing/limiter-child.ts', import.meta.url).pathname;
+
+describe('JobRateLimiter', () => {
+  it('spaces the starts of three processes sharing one job budget evenly', async () => {
+    const take = () =>
+      new Promise<number[]>((resolve, reject) => {
+        const child = fork(CHILD, [REDIS_URL, prefix.prefix, 'job_shared', '600', '5']);
+        child.on('message', (m) => resolve(m as number[]));
+        child.on('error', reject);
+      });
+    const all = (await Promise.all([take(), take(), take()])).flat().sort((a, b) => a - b);
+    expect(all).toHaveLength(15);
+    // 600 per minute = one start every 100 ms across the fleet, never a burst.
+    const gaps = all.slice(1).map((t, i) => t - all[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(85);
+    expect(all.at(-1)! - all[0]!).toBeGreaterThanOrEqual(14 * 95);
+  });
+
+  it('gives separate jobs separate budgets, and aborts a wait at once', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const limiter = new JobRateLimiter(redis, prefix.prefix);
+      const started = Date.now();
+      await limiter.acquire('job_a', 1);
+      await limiter.acquire('job_b', 1);
+      expect(Date.now() - started).toBeLessThan(500);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort('cancel'), 100);
+      await expect(limiter.acquire('job_a', 1, controller.signal)).rejects.toBe('cancel');
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+
+// Hands out start slots spaced `interval` apart, from Redis's clock, so every worker of the
+// fleet draws from one budget per job and requests never come in bursts.
+const SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local nextSlot = tonumber(redis.call('GET', KEYS[1]) or '0')
+local slot = math.max(now, nextSlot)
+redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil(slot + interval - now + 60000))
+return slot - now`;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** Per-job request budget (`rate_limit` requests per minute) shared by the whole worker fleet. */
+export class JobRateLimiter {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  /** Waits until this job may start its next request; rejects if `signal` aborts first. */
+  async acquire(jobId: string, perMinute: number, signal?: AbortSignal): Promise<void> {
+    const interval = 60_000 / perMinute;
+    const wait = Number(await this.#redis.eval(SCRIPT, 1, `${this.#prefix}:job-rate:${jobId}`, interval));
+    if (wait > 0) await sleep(wait, signal);
+  }
+}

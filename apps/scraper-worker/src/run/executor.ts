@@ -1,0 +1,170 @@
+import type { LookupFunction } from 'node:net';
+import type { ProxyEntry } from '@scrapejobs/config';
+import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
+import type { JobModel } from '@scrapejobs/db';
+import {
+  compileJob,
+  decodeHtml,
+  ExtractionError,
+  expandGlob,
+  extract,
+  type QuerySpec,
+} from '@scrapejobs/extraction';
+import type { Logger } from '@scrapejobs/logging';
+import { createProxyPicker, FetchError, fetchPage, type ProxyPicker } from '../fetch/index.ts';
+import type { JobRateLimiter } from '../rate-limiter.ts';
+import type { Renderer } from '../render/index.ts';
+import type { ResultRow, RunFailure, RunStore, RunTally } from './store.ts';
+
+const MAX_URLS = 1000;
+const BATCH_ROWS = 500;
+
+/** Why a run's signal aborted: the API cancelled it, or this worker is shutting down. */
+export type StopReason = 'cancel' | 'shutdown';
+
+export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'handed-back';
+
+export interface ExecutorDeps {
+  store: RunStore;
+  limiter: JobRateLimiter;
+  /** Started on first use, only by processes that get a rendering job. */
+  renderer: () => Promise<Renderer>;
+  proxies: readonly ProxyEntry[];
+  allowPrivate: boolean;
+  urlConcurrency: number;
+  runTimeoutMs: number;
+  log: Logger;
+  /** DNS override, for tests that map names to loopback. */
+  lookup?: LookupFunction;
+}
+
+class RunTimeout extends Error {}
+
+function errorCode(err: unknown): string {
+  if (err instanceof RunTimeout) return 'TIMEOUT';
+  if (err instanceof ExtractionError) return 'EXTRACTION_ERROR';
+  const code = (err as { code?: unknown }).code;
+  if (
+    err instanceof FetchError ||
+    (typeof code === 'string' && /^[A-Z_]+_ERROR$|^TIMEOUT$|^BLOCKED_TARGET$/.test(code))
+  )
+    return code as string;
+  return 'NETWORK_ERROR';
+}
+
+function proxyPickerFor(job: JobModel, proxies: readonly ProxyEntry[]): ProxyPicker | null {
+  const config = job.proxyConfig as ProxyConfig | null;
+  if (!config?.enabled) return null;
+  return createProxyPicker([...proxies], config.rotation_strategy, config.geo_targeting, job.id);
+}
+
+/**
+ * Executes one run: every URL of the job's source is fetched (or rendered), extracted and
+ * stored, then the run ends with its event. `stop` aborts in-flight work at once; its reason
+ * says whether the run was cancelled or must be handed back to the queue.
+ */
+export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortSignal): Promise<RunEnd> {
+  const loaded = await deps.store.load(runId);
+  if (!loaded) return 'skipped';
+  const { job } = loaded;
+  const log = deps.log.child({ run_id: runId, job_id: job.id });
+
+  const expanded = expandGlob(job.source, MAX_URLS);
+  const urls = expanded.ok ? expanded.urls : [job.source];
+  await deps.store.setTotal(runId, urls.length);
+  const tally: RunTally = { successfulUrls: 0, failedUrls: 0 };
+  const failures: { index: number; code: string; message: string }[] = [];
+
+  const timeout = AbortSignal.timeout(deps.runTimeoutMs);
+  const signal = AbortSignal.any([stop, timeout]);
+  let pending: ResultRow[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    await deps.store.saveResults(runId, job.id, batch);
+  };
+
+  try {
+    const compiled = compileJob(job.queries as unknown as QuerySpec[]);
+    const render = (job.renderConfig as RenderConfig | null)?.enabled
+      ? (job.renderConfig as RenderConfig)
+      : null;
+    const picker = proxyPickerFor(job, deps.proxies);
+    const renderer = render ? await deps.renderer() : null;
+    const acquire = () => deps.limiter.acquire(job.id, job.rateLimit, signal);
+
+    const loadHtml = async (url: string): Promise<string> => {
+      if (renderer && render) {
+        await acquire();
+        const page = await renderer.render({
+          url,
+          waitStrategy: render.wait_strategy,
+          waitTimeoutMs: render.wait_timeout_ms,
+          signal,
+          proxyUrl: picker?.pick(0)?.url ?? null,
+        });
+        return page.html;
+      }
+      const page = await fetchPage(url, {
+        allowPrivate: deps.allowPrivate,
+        signal,
+        beforeAttempt: acquire,
+        ...(picker && { proxy: picker }),
+        ...(deps.lookup && { lookup: deps.lookup }),
+      });
+      return decodeHtml(page.body, page.contentType);
+    };
+
+    let next = 0;
+    const worker = async () => {
+      while (next < urls.length && !signal.aborted) {
+        const index = next++;
+        const url = urls[index]!;
+        try {
+          const html = await loadHtml(url);
+          const scrapedAt = new Date();
+          extract(compiled, html).forEach((data, rowIndex) => {
+            pending.push({ url, urlIndex: index, rowIndex, data, scrapedAt });
+          });
+          tally.successfulUrls++;
+          if (pending.length >= BATCH_ROWS) await flush();
+        } catch (err) {
+          if (signal.aborted) break;
+          tally.failedUrls++;
+          failures.push({ index, code: errorCode(err), message: `${url}: ${(err as Error).message}` });
+          log.info({ url, code: errorCode(err), err: (err as Error).message }, 'url failed');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(deps.urlConcurrency, urls.length) }, worker));
+  } catch (err) {
+    if (!signal.aborted) {
+      // A job that cannot start at all (bad stored query, no proxies any more) fails as a whole.
+      failures.push({ index: -1, code: errorCode(err), message: (err as Error).message });
+      tally.failedUrls = urls.length - tally.successfulUrls;
+    }
+  }
+  await flush();
+
+  if (stop.aborted) {
+    if (stop.reason === 'shutdown') return 'handed-back';
+    await deps.store.settleCancelled(runId, tally);
+    log.info(tally, 'run cancelled');
+    return 'cancelled';
+  }
+
+  let failure: RunFailure | null = null;
+  if (timeout.aborted) {
+    tally.failedUrls = urls.length - tally.successfulUrls;
+    failure = { code: 'TIMEOUT', message: `The run exceeded its time limit of ${deps.runTimeoutMs} ms.` };
+  } else if (failures.length > 0) {
+    const first = failures.sort((a, b) => a.index - b.index)[0]!;
+    failure = {
+      code: first.code,
+      message: `${tally.failedUrls} of ${urls.length} URLs failed; first: ${first.message}`,
+    };
+  }
+  const ended = await deps.store.finish(runId, tally, failure);
+  log.info({ ...tally, status: failure ? 'failed' : 'success', ended }, 'run finished');
+  return ended ? 'finished' : 'cancelled';
+}

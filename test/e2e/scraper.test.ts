@@ -1,0 +1,227 @@
+import type { JobModel } from '@scrapejobs/db';
+import { buildTestApi } from '../support/api.ts';
+import { client, validJob } from '../support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { type Proc, startApp, until } from '../support/processes.ts';
+import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { startSite } from '../support/site.ts';
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+let site: Awaited<ReturnType<typeof startSite>>;
+let c: ReturnType<typeof client>;
+const prefix = testPrefix();
+const workers: Proc[] = [];
+
+const workerEnv = (over: Record<string, string> = {}) => ({
+  DATABASE_URL: tdb.url,
+  REDIS_URL,
+  QUEUE_PREFIX: prefix.prefix,
+  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+  PUBLIC_BASE_URL: 'https://scrape.example.com',
+  RUN_LOCK_MS: '2000',
+  ...over,
+});
+
+async function startWorker(over: Record<string, string> = {}) {
+  const w = startApp('scraper-worker', workerEnv(over));
+  workers.push(w);
+  await w.waitForLog((l) => l.msg === 'scraper worker started');
+  return w;
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  site = await startSite();
+  c = client(
+    api.app,
+    (
+      await api.keys.create({
+        email: 'e2e@example.com',
+        mode: 'test',
+        scopes: ['jobs:read', 'jobs:write'],
+        name: 'e',
+      })
+    ).token,
+  );
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.kill('SIGKILL')));
+});
+
+afterAll(async () => {
+  await api.close();
+  await site.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+const queries = [
+  { name: 'title', type: 'css', query: 'h1' },
+  { name: 'item', type: 'css', query: 'li.item a' },
+  { name: 'price', type: 'xpath', query: "//span[@class='price']" },
+];
+
+async function runJob(body: Record<string, unknown>) {
+  const job = (await c.post('/jobs', validJob({ queries, rate_limit: 6000, ...body }))).body;
+  const run = await c.post(`/jobs/${job.job_id}/run`);
+  expect(run.status).toBe(202);
+  return { jobId: job.job_id as string, runId: run.body.run_id as string };
+}
+
+const finished = (jobId: string, timeoutMs = 20_000) =>
+  until(async () => {
+    const job = await tdb.db.job.findUnique({ where: { id: jobId } });
+    return job && job.status !== 'running' ? job : null;
+  }, timeoutMs) as Promise<JobModel>;
+
+const eventsOf = (jobId: string) => tdb.db.event.findMany({ where: { jobId }, orderBy: { id: 'asc' } });
+
+describe('scraper worker', () => {
+  it('runs a glob job to success: records stored, counts, job.completed with the contract fields', async () => {
+    await startWorker();
+    const { jobId, runId } = await runJob({ source: `${site.url}/page/[1-3]` });
+    const job = await finished(jobId);
+    expect(job.status).toBe('success');
+    expect(job.resultsCount).toBe(9);
+    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toEqual(
+      expect.objectContaining({
+        status: 'success',
+        successfulUrls: 3,
+        failedUrls: 0,
+        totalUrls: 3,
+        resultsCount: 9,
+      }),
+    );
+    const results = await tdb.db.result.findMany({
+      where: { runId },
+      orderBy: [{ urlIndex: 'asc' }, { rowIndex: 'asc' }],
+    });
+    expect(results[0]).toEqual(
+      expect.objectContaining({
+        url: `${site.url}/page/1`,
+        data: { title: 'Page 1', item: 'Item 0', price: '0' },
+      }),
+    );
+    expect(results.map((r) => r.url)).toEqual(
+      [1, 1, 1, 2, 2, 2, 3, 3, 3].map((n) => `${site.url}/page/${n}`),
+    );
+    const events = await eventsOf(jobId);
+    expect(events.map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
+    expect(events[1]!.data).toEqual({
+      job_id: jobId,
+      job_name: 'Example',
+      run_id: runId,
+      status: 'success',
+      results_count: 9,
+      duration_ms: run.durationMs,
+      download_url: `https://scrape.example.com/jobs/${jobId}/download`,
+    });
+    const runs = (await c.get(`/jobs/${jobId}/runs`)).body.runs;
+    expect(runs[0]).toEqual(
+      expect.objectContaining({
+        status: 'success',
+        results_count: 9,
+        successful_urls: 3,
+        failed_urls: 0,
+        error: null,
+      }),
+    );
+  });
+
+  it('fails a run with a failing URL but keeps the other records (partial failure, 404)', async () => {
+    await startWorker();
+    const { jobId, runId } = await runJob({ source: `${site.url}/{page/1,status/404,page/2}` });
+    const job = await finished(jobId);
+    expect(job.status).toBe('failed');
+    expect(job.resultsCount).toBe(6);
+    const event = (await eventsOf(jobId)).at(-1)!;
+    expect(event.kind).toBe('job.failed');
+    expect(event.data).toEqual({
+      job_id: jobId,
+      job_name: 'Example',
+      run_id: runId,
+      status: 'failed',
+      error: {
+        code: 'HTTP_ERROR',
+        message: expect.stringMatching(/404/),
+        failed_urls: 1,
+        successful_urls: 2,
+      },
+    });
+  });
+
+  it('refuses loopback targets unless private targets are allowed (BLOCKED_TARGET), including via a redirect', async () => {
+    await startWorker({ ALLOW_PRIVATE_NETWORK_TARGETS: 'false' });
+    const before = site.hits.length;
+    const { jobId } = await runJob({ source: `${site.url}/page/1` });
+    const job = await finished(jobId);
+    expect(job.status).toBe('failed');
+    expect(((await eventsOf(jobId)).at(-1)!.data as { error: { code: string } }).error.code).toBe(
+      'BLOCKED_TARGET',
+    );
+    const viaName = await runJob({ source: `http://localhost:${site.port}/page/1` });
+    expect((await finished(viaName.jobId)).status).toBe('failed');
+    expect(site.hits.length).toBe(before);
+  });
+
+  it('fails a page over the 10 MiB cap, and a run over its time limit with TIMEOUT', async () => {
+    await startWorker({ RUN_TIMEOUT_MS: '1500' });
+    const big = await runJob({ source: `${site.url}/big` });
+    expect((await finished(big.jobId)).status).toBe('failed');
+    const slow = await runJob({ source: `${site.url}/slow/1?ms=5000` });
+    const job = await finished(slow.jobId);
+    expect(job.status).toBe('failed');
+    const error = (
+      (await eventsOf(slow.jobId)).at(-1)!.data as { error: { code: string; failed_urls: number } }
+    ).error;
+    expect(error).toEqual(expect.objectContaining({ code: 'TIMEOUT', failed_urls: 1 }));
+  });
+
+  it('stops a run within 1 s of a pause, keeps its results, and sends no further requests', async () => {
+    await startWorker();
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-40]?ms=200`, rate_limit: 600 });
+    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 2 || null, 10_000);
+    expect((await c.post(`/jobs/${jobId}/pause`)).status).toBe(200);
+    const pausedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const late = site.hits.filter((h) => h.path.startsWith('/slow/') && h.at > pausedAt + 1_000);
+    expect(late).toEqual([]);
+    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe('cancelled');
+    const kept = await tdb.db.result.count({ where: { runId } });
+    expect(kept).toBeGreaterThanOrEqual(2);
+    expect(run.resultsCount).toBe(kept);
+    expect((await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('paused');
+    expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.paused']);
+  });
+
+  it('finishes a run exactly once after its worker is killed mid-run (SIGKILL)', async () => {
+    const first = await startWorker();
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
+    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
+    await first.kill('SIGKILL');
+    await startWorker();
+    const job = await finished(jobId, 30_000);
+    expect(job.status).toBe('success');
+    const results = await tdb.db.result.findMany({ where: { runId } });
+    expect(results).toHaveLength(24);
+    expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(24);
+    expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
+  });
+
+  it('hands a run back on SIGTERM and another worker completes it with no duplicate', async () => {
+    const first = await startWorker();
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
+    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
+    const second = await startWorker();
+    expect(await first.kill('SIGTERM')).toBe(0);
+    const job = await finished(jobId, 30_000);
+    expect(job.status).toBe('success');
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(24);
+    expect(second.logs.some((l) => l.msg === 'run finished' && l.run_id === runId)).toBe(true);
+  });
+});

@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface Proc {
+  child: ChildProcess;
+  /** JSON log lines printed so far. */
+  logs: Record<string, unknown>[];
+  waitForLog(
+    match: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts one of the apps as a real process (`apps/<app>/src/main.ts`) with extra environment. */
+export function startApp(app: string, env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [`${ROOT}apps/${app}/src/main.ts`], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        logs.push({ raw: line });
+      }
+    }
+    for (const w of waiters) w();
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      if (code && stderr) process.stderr.write(`[${app}] ${stderr}\n`);
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    logs,
+    exited,
+    waitForLog(match, timeoutMs = 15_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = logs.find(match);
+          if (found) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no matching log line from ${app} within ${timeoutMs} ms; stderr: ${stderr}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function until<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+  stepMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
