@@ -1,0 +1,123 @@
+/**
+ * Extraction engine benchmark: pages per second on one thread for an ~80 KB page with 400
+ * list items. Run: `pnpm exec node bench/extraction.ts [--seconds 3]`.
+ * Prints a JSON summary, then a Markdown table.
+ */
+import os from 'node:os';
+import { compileJob, extract, type QuerySpec } from '@scrapejobs/extraction';
+
+const ITEMS = 400;
+const secondsArg = process.argv.indexOf('--seconds');
+const MEASURE_MS = (secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 3) * 1000;
+const WARMUP_MS = Math.min(1000, MEASURE_MS / 2);
+
+export function makePage(items: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < items; i++) {
+    rows.push(`<li class="product" data-id="${i}">
+  <a class="title" href="/products/${i}">Product number ${i}</a>
+  <span class="price">$${(i * 1.37).toFixed(2)}</span>
+  <p class="desc">Short description of item ${i}, in stock.</p>
+</li>`);
+  }
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Catalogue</title>
+<style>body { font-family: sans-serif }</style></head>
+<body><header><h1>Catalogue</h1><nav><a href="/">Home</a> <a href="/about">About</a></nav></header>
+<main><ul id="products">
+${rows.join('\n')}
+</ul></main><footer><p>Page 1 of 10</p></footer></body></html>`;
+}
+
+interface Scenario {
+  name: string;
+  target: number;
+  queries: QuerySpec[];
+}
+
+const scenarios: Scenario[] = [
+  { name: 'css (1 query)', target: 150, queries: [{ name: 'title', type: 'css', query: 'li.product > a' }] },
+  {
+    name: 'xpath (1 query)',
+    target: 30,
+    queries: [{ name: 'title', type: 'xpath', query: '//li[@class="product"]/a' }],
+  },
+  {
+    // `//` after a predicate makes fontoxpath sort the results into document order.
+    name: 'xpath, sorted descendants (1 query)',
+    target: 0,
+    queries: [{ name: 'link', type: 'xpath', query: '//li[contains(@class, "product")]//a/@href' }],
+  },
+  { name: 'regex (1 query)', target: 0, queries: [{ name: 'id', type: 'regex', query: 'data-id="(\\d+)"' }] },
+  {
+    name: 'mixed (6 queries)',
+    target: 25,
+    queries: [
+      { name: 'title', type: 'css', query: 'li.product > a' },
+      { name: 'link', type: 'css', query: 'li.product > a::attr(href)' },
+      { name: 'price', type: 'xpath', query: '//li/span[@class="price"]' },
+      { name: 'id', type: 'xpath', query: '//li/@data-id' },
+      { name: 'desc', type: 'regex', query: '/<p class="desc">([^<]*)<\\/p>/i' },
+      { name: 'heading', type: 'css', query: 'h1', join: true },
+    ],
+  },
+];
+
+interface Result {
+  scenario: string;
+  pagesPerSecond: number;
+  msPerPage: { mean: number; p50: number; p95: number };
+  recordsPerPage: number;
+  target: number | null;
+  meetsTarget: boolean | null;
+}
+
+function measure(scenario: Scenario, html: string): Result {
+  const job = compileJob(scenario.queries);
+  let records = 0;
+  const warmupEnd = performance.now() + WARMUP_MS;
+  while (performance.now() < warmupEnd) records = extract(job, html).length;
+  const samples: number[] = [];
+  const start = performance.now();
+  let now = start;
+  while (now - start < MEASURE_MS) {
+    const before = now;
+    extract(job, html);
+    now = performance.now();
+    samples.push(now - before);
+  }
+  samples.sort((a, b) => a - b);
+  const pagesPerSecond = samples.length / ((now - start) / 1000);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return {
+    scenario: scenario.name,
+    pagesPerSecond: round(pagesPerSecond),
+    msPerPage: { mean: round(1000 / pagesPerSecond), p50: round(at(0.5)), p95: round(at(0.95)) },
+    recordsPerPage: records,
+    target: scenario.target > 0 ? scenario.target : null,
+    meetsTarget: scenario.target > 0 ? pagesPerSecond >= scenario.target : null,
+  };
+}
+
+const html = makePage(ITEMS);
+const results = scenarios.map((scenario) => measure(scenario, html));
+const summary = {
+  page: { bytes: Buffer.byteLength(html), items: ITEMS },
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.availableParallelism(),
+  threads: 1,
+  warmupMs: WARMUP_MS,
+  measureMs: MEASURE_MS,
+  results,
+};
+console.log(JSON.stringify(summary, null, 2));
+console.log('\n| scenario | pages/s | ms/page (mean) | p50 ms | p95 ms | records/page | target |');
+console.log('|---|---:|---:|---:|---:|---:|---|');
+for (const r of results) {
+  const target = r.target === null ? '—' : `≥ ${r.target} ${r.meetsTarget ? 'met' : 'MISSED'}`;
+  console.log(
+    `| ${r.scenario} | ${r.pagesPerSecond} | ${r.msPerPage.mean} | ${r.msPerPage.p50} | ${r.msPerPage.p95} | ${r.recordsPerPage} | ${target} |`,
+  );
+}

@@ -1,0 +1,103 @@
+import { describe, expect, test } from '@jest/globals';
+import { compileJob, compileQuery, ExtractionError } from './index.ts';
+
+function message(type: 'css' | 'xpath' | 'regex', query: string): string {
+  const result = compileQuery(type, query);
+  if (result.ok) throw new Error(`expected ${type} ${query} to be rejected`);
+  return result.message;
+}
+
+describe('compileQuery for css', () => {
+  test('accepts selectors and both Scrapy suffixes', () => {
+    for (const query of ['li.item > a', 'a::text', 'a::attr(href)', 'div ::text', 'li:has(a)', '::text']) {
+      expect(compileQuery('css', query)).toEqual({ ok: true });
+    }
+  });
+
+  test('rejects malformed selectors with a short message', () => {
+    expect(message('css', 'div[')).toBe('invalid CSS selector: Expected name, found end of selector');
+    expect(message('css', 'a >')).toBe('invalid CSS selector: the selector ends with a combinator');
+    expect(message('css', '   ')).toBe('invalid CSS selector: the selector is empty');
+    expect(message('css', 'a::before')).toBe(
+      'invalid CSS selector: only ::text and ::attr(name) may end a selector',
+    );
+    expect(message('css', 'a::attr()')).toBe('invalid CSS selector: ::attr() needs an attribute name');
+  });
+});
+
+describe('compileQuery for xpath', () => {
+  test('accepts XPath 3.1 expressions', () => {
+    for (const query of [
+      '//div',
+      'count(//li)',
+      '//a/@href',
+      'let $x := 1 return $x + 1',
+      '//li ! string(.)',
+    ]) {
+      expect(compileQuery('xpath', query)).toEqual({ ok: true });
+    }
+  });
+
+  test('accepts expressions that fail only on some pages', () => {
+    expect(compileQuery('xpath', 'exactly-one(//title)')).toEqual({ ok: true });
+  });
+
+  test('rejects syntax errors with the error code and position', () => {
+    expect(message('xpath', '//div[')).toBe(
+      'invalid XPath: XPST0003: Failed to parse script. Expected end of input at line 1, column 6',
+    );
+  });
+
+  test('rejects an expression that cannot finish even on an empty page', () => {
+    expect(message('xpath', 'count((1 to 100000000000) ! (. * 2))')).toBe(
+      'invalid XPath: evaluating took too long (stopped after 1000 ms)',
+    );
+  });
+
+  test('rejects unknown functions and variables', () => {
+    expect(message('xpath', 'nosuch(1)')).toMatch(
+      /^invalid XPath: XPST0017: Function .*nosuch with arity of 1/,
+    );
+    expect(message('xpath', '$x')).toBe('invalid XPath: XPST0008: The variable x is not in scope.');
+  });
+});
+
+describe('compileQuery for regex', () => {
+  test('accepts bare and /body/flags patterns', () => {
+    for (const query of ['a(b)c', '/a/i', '/a/imsu', '/(?<=x)y/', '(a)\\1']) {
+      expect(compileQuery('regex', query)).toEqual({ ok: true });
+    }
+  });
+
+  test('rejects invalid patterns, repeated flags and empty patterns', () => {
+    expect(message('regex', '(a')).toBe('invalid regex: Unterminated group');
+    expect(message('regex', '/a/ii')).toBe('invalid regex: repeated flag in "ii"');
+    expect(message('regex', '//i')).toBe('invalid regex: the pattern is empty');
+    expect(message('regex', '/\\p{Nope}/u')).toBe('invalid regex: Invalid property name');
+  });
+});
+
+describe('compileJob', () => {
+  test('throws ExtractionError naming the query that does not compile', () => {
+    expect(() => compileJob([{ name: 'bad', type: 'xpath', query: '//a[' }])).toThrow(ExtractionError);
+    expect(() => compileJob([{ name: 'bad', type: 'xpath', query: '//a[' }])).toThrow(
+      /^query "bad": invalid XPath: XPST0003/,
+    );
+  });
+
+  test('rejects a repeated query name', () => {
+    expect(() =>
+      compileJob([
+        { name: 'a', type: 'css', query: 'a' },
+        { name: 'a', type: 'css', query: 'b' },
+      ]),
+    ).toThrow('query name "a" is used twice');
+  });
+
+  test('ExtractionError carries the stable code and name', () => {
+    const error = new ExtractionError('x');
+    expect(error.code).toBe('EXTRACTION_ERROR');
+    expect(error.name).toBe('ExtractionError');
+    expect(error).toBeInstanceOf(Error);
+  });
+});

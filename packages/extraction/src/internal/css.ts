@@ -1,0 +1,60 @@
+import { compile, selectAll } from 'css-select';
+import type { AnyNode, Document, Element } from 'domhandler';
+import { collapseWhitespace, ownText, textContent } from './dom.ts';
+
+type Output = { kind: 'text' } | { kind: 'ownText' } | { kind: 'attr'; name: string };
+
+export interface CompiledCss {
+  readonly select: (root: Document) => Element[];
+  readonly output: Output;
+}
+
+const TEXT_SUFFIX = /::text\s*$/;
+const ATTR_SUFFIX = /::attr\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)\s*$/;
+const TRAILING_COMBINATOR = /[>+~,]\s*$/;
+
+/**
+ * Compiles a CSS selector with an optional Scrapy-style suffix: `::text` (the element's own
+ * text nodes, joined) or `::attr(name)`. A suffix after white space or a combinator applies to
+ * every element there (`div ::text` is `div *::text`). Throws SyntaxError with a readable message.
+ */
+export function compileCss(query: string): CompiledCss {
+  let selector = query;
+  let output: Output = { kind: 'text' };
+  const attr = ATTR_SUFFIX.exec(query);
+  if (TEXT_SUFFIX.test(query)) {
+    selector = query.replace(TEXT_SUFFIX, '');
+    output = { kind: 'ownText' };
+  } else if (attr) {
+    const name = (attr[1] ?? attr[2] ?? attr[3] ?? '').toLowerCase();
+    if (name === '') throw new SyntaxError('::attr() needs an attribute name');
+    selector = query.slice(0, attr.index);
+    output = { kind: 'attr', name };
+  }
+  if (output.kind !== 'text' && (selector.trim() === '' || /[\s>+~]$/.test(selector))) selector += '*';
+  if (selector.trim() === '') throw new SyntaxError('the selector is empty');
+  if (TRAILING_COMBINATOR.test(selector)) throw new SyntaxError('the selector ends with a combinator');
+  let compiled: ReturnType<typeof compile<AnyNode, Element>>;
+  try {
+    compiled = compile<AnyNode, Element>(selector);
+  } catch (error) {
+    const message = (error as Error).message;
+    if (message.includes('Pseudo-elements'))
+      throw new SyntaxError('only ::text and ::attr(name) may end a selector');
+    throw new SyntaxError(message.endsWith('found ') ? `${message}end of selector` : message);
+  }
+  return { select: (root) => selectAll<AnyNode, Element>(compiled, root), output };
+}
+
+/** The values of a compiled selector on a parsed page, in document order. */
+export function evaluateCss(css: CompiledCss, root: Document): string[] {
+  const elements = css.select(root);
+  const { output } = css;
+  const out: string[] = [];
+  for (const element of elements) {
+    if (output.kind === 'text') out.push(collapseWhitespace(textContent(element)));
+    else if (output.kind === 'ownText') out.push(collapseWhitespace(ownText(element)));
+    else if (Object.hasOwn(element.attribs, output.name)) out.push(element.attribs[output.name] ?? '');
+  }
+  return out;
+}

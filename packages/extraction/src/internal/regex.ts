@@ -1,0 +1,57 @@
+import { runWithTimeLimit } from './time-limit.ts';
+
+export interface CompiledRegex {
+  readonly pattern: RegExp;
+  /** True when the pattern has a capture group: the value is then group 1. */
+  readonly hasGroup: boolean;
+}
+
+const DELIMITED = /^\/([\s\S]*)\/([imsu]*)$/;
+
+/**
+ * Compiles a regex query: `/body/flags` (flags from `imsu`) or a bare pattern. Evaluation is
+ * always global. JavaScript RegExp syntax; a run-time limit (not the syntax) keeps it safe.
+ * Throws SyntaxError with a readable message.
+ */
+export function compileRegex(query: string): CompiledRegex {
+  const delimited = query.length >= 2 ? DELIMITED.exec(query) : null;
+  const body = delimited ? (delimited[1] ?? '') : query;
+  const flags = delimited ? (delimited[2] ?? '') : '';
+  if (body === '') throw new SyntaxError('the pattern is empty');
+  if (new Set(flags).size !== flags.length) throw new SyntaxError(`repeated flag in "${flags}"`);
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(body, `${flags}g`);
+  } catch (error) {
+    throw new SyntaxError(cleanRegexMessage((error as Error).message));
+  }
+  // An alternative that always matches the empty string makes the group count observable.
+  const groups = (new RegExp(`${body}|`, flags).exec('')?.length ?? 1) - 1;
+  return { pattern, hasGroup: groups > 0 };
+}
+
+function cleanRegexMessage(message: string): string {
+  return message.replace(/^Invalid regular expression: /, '').replace(/^\/(.*)\/[a-z]*: /s, '');
+}
+
+/** All matches on `text` (group 1 or the whole match), stopped after `timeLimitMs`. */
+export function evaluateRegex(regex: CompiledRegex, text: string, timeLimitMs: number): string[] {
+  return runWithTimeLimit(() => collectMatches(regex, text), timeLimitMs);
+}
+
+function collectMatches(regex: CompiledRegex, text: string): string[] {
+  const { pattern, hasGroup } = regex;
+  const out: string[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    out.push((hasGroup ? match[1] : match[0]) ?? '');
+    if (match[0] === '') pattern.lastIndex = advance(text, pattern.lastIndex, pattern.unicode);
+  }
+  return out;
+}
+
+function advance(text: string, index: number, unicode: boolean): number {
+  if (!unicode || index + 1 >= text.length) return index + 1;
+  const code = text.charCodeAt(index);
+  return code >= 0xd800 && code <= 0xdbff ? index + 2 : index + 1;
+}
