@@ -215,13 +215,15 @@ describe('scraper worker', () => {
 
   it('hands a run back on SIGTERM and another worker completes it with no duplicate', async () => {
     const first = await startWorker();
-    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-30]?ms=150`, rate_limit: 300 });
     await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
     const second = await startWorker();
+    expect(await tdb.db.result.count({ where: { runId } })).toBeLessThan(60);
     expect(await first.kill('SIGTERM')).toBe(0);
+    expect(first.logs.some((l) => l.msg === 'run finished')).toBe(false);
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(24);
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(60);
     expect(second.logs.some((l) => l.msg === 'run finished' && l.run_id === runId)).toBe(true);
   });
 });

@@ -4,8 +4,9 @@ import { createLogger } from '@scrapejobs/logging';
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from '../../apps/api/src/app.ts';
-import type { RunDispatcher } from '../../apps/api/src/jobs/service.ts';
+import { JobsService, type RunDispatcher } from '../../apps/api/src/jobs/service.ts';
 import { KeysService } from '../../apps/api/src/keys/service.ts';
+import { QueueScheduler } from '../../apps/api/src/schedules/scheduler.ts';
 import { REDIS_URL } from './redis.ts';
 
 export interface TestApiOptions {
@@ -42,26 +43,38 @@ export function buildTestApi(opts: TestApiOptions) {
       await redis.publish(runCancelChannel(opts.prefix), runId);
     },
   };
-  const app = createApp({
-    config: {
-      API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
-      QUEUE_PREFIX: opts.prefix,
-      PROXY_URLS: opts.proxies ?? [],
-      TRUST_PROXY: 'loopback',
+  const ticks = createQueue('scheduleTicks', queueRedis, opts.prefix);
+  ticks.on('error', () => {});
+  const scheduler = new QueueScheduler(ticks);
+  const jobs = new JobsService(opts.db, dispatcher, scheduler);
+  const app = createApp(
+    {
+      config: {
+        API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
+        QUEUE_PREFIX: opts.prefix,
+        PROXY_URLS: opts.proxies ?? [],
+        TRUST_PROXY: 'loopback',
+      },
+      db: opts.db,
+      redis,
+      dispatcher,
+      scheduler,
+      log: createLogger('api-test', 'silent'),
     },
-    db: opts.db,
-    redis,
-    dispatcher,
-    log: createLogger('api-test', 'silent'),
-  });
+    jobs,
+  );
   return {
     app,
     runs,
+    ticks,
+    scheduler,
+    jobs,
     redis,
     cancelled,
     keys: new KeysService(opts.db),
     async close() {
       await runs.close().catch(() => {});
+      await ticks.close().catch(() => {});
       redis.disconnect();
       queueRedis.disconnect();
     },

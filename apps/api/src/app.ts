@@ -14,6 +14,7 @@ import { rateLimit } from './http/rate-limit.ts';
 import { mountRoutes } from './http/routes.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import type { Scheduler } from './schedules/scheduler.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
 
@@ -23,6 +24,7 @@ export interface AppDeps {
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
   redis: Redis;
   dispatcher: RunDispatcher;
+  scheduler: Scheduler;
   log: Logger;
 }
 
@@ -33,10 +35,12 @@ const DOCS_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
 <script>SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });</script></body></html>`;
 
-/** The API as an Express app; everything it talks to is passed in. */
-export function createApp(deps: AppDeps): express.Express {
+/** The API as an Express app; everything it talks to is passed in (the jobs service too, for tests). */
+export function createApp(
+  deps: AppDeps,
+  jobs = new JobsService(deps.db, deps.dispatcher, deps.scheduler),
+): express.Express {
   const { config, db, redis, log } = deps;
-  const jobs = new JobsService(db, deps.dispatcher);
   const routes = jobRoutes(jobs, config.PROXY_URLS);
   const openApi = buildOpenApi(routes, '1.0.0');
 

@@ -5,7 +5,9 @@ import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
-import type { RunDispatcher } from './jobs/service.ts';
+import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import { QueueScheduler } from './schedules/scheduler.ts';
+import { startTickWorker } from './schedules/ticks.ts';
 
 const config = loadApiConfig(process.env);
 const log = createLogger('api', config.LOG_LEVEL);
@@ -32,7 +34,22 @@ const dispatcher: RunDispatcher = {
   },
 };
 
-const app = createApp({ config, db, redis, dispatcher, log });
+const ticks = createQueue('scheduleTicks', new Redis(config.REDIS_URL, redisOptions), config.QUEUE_PREFIX);
+ticks.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
+const scheduler = new QueueScheduler(ticks);
+const jobs = new JobsService(db, dispatcher, scheduler);
+const app = createApp({ config, db, redis, dispatcher, scheduler, log }, jobs);
+const tickWorker = startTickWorker(
+  { db, jobs, scheduler, log },
+  new Redis(config.REDIS_URL, { maxRetriesPerRequest: null }),
+  config.QUEUE_PREFIX,
+);
+// Schedules live in Redis and PostgreSQL: put back any that Redis lost, drop orphans.
+scheduler.reconcile(db).then(
+  (r) => (r.armed.length || r.removed.length) && log.info(r, 'schedules reconciled'),
+  (err: Error) =>
+    log.warn({ err: err.message }, 'schedule reconciliation failed; it runs again at the next start'),
+);
 const server: Server = app.listen(config.PORT, () => {
   log.info({ port: config.PORT }, 'api listening');
 });
@@ -53,7 +70,7 @@ async function shutdown(signal: string) {
     server.closeIdleConnections();
   });
   clearTimeout(deadline);
-  await Promise.allSettled([runs.close(), db.$disconnect()]);
+  await Promise.allSettled([tickWorker.close(), runs.close(), ticks.close(), db.$disconnect()]);
   redis.disconnect();
   await db.pool.end().catch(() => {});
   log.info('stopped');

@@ -5,7 +5,7 @@ import { DelayedError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadWorkerConfig } from './config.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
-import { Renderer } from './render/index.ts';
+import type { Renderer } from './render/index.ts';
 import { type ExecutorDeps, executeRun, type StopReason } from './run/executor.ts';
 import { RunStore } from './run/store.ts';
 import { requeueLostRuns } from './run/sweep.ts';
@@ -28,14 +28,15 @@ let renderer: Promise<Renderer> | null = null;
 const deps: ExecutorDeps = {
   store: new RunStore(db, config.PUBLIC_BASE_URL),
   limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
-  renderer: () => {
-    renderer ??= Renderer.start({
-      concurrency: config.BROWSER_CONCURRENCY,
-      executablePath: config.CHROMIUM_PATH,
-      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-    });
-    return renderer;
-  },
+  // Loaded on first use, so processes that never render never load puppeteer or Chromium.
+  renderer: () =>
+    (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
+      Renderer.start({
+        concurrency: config.BROWSER_CONCURRENCY,
+        executablePath: config.CHROMIUM_PATH,
+        allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+      }),
+    )),
   proxies: config.PROXY_URLS,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   urlConcurrency: config.RUN_URL_CONCURRENCY,
@@ -43,6 +44,7 @@ const deps: ExecutorDeps = {
   log,
 };
 
+let stopping = false;
 // Runs in progress here, so a cancel message (pause, delete) or SIGTERM can stop them at once.
 const active = new Map<string, AbortController>();
 const stopAll = (reason: StopReason) => {
@@ -58,9 +60,10 @@ const worker = new Worker(
   async (job, token) => {
     const { runId } = catalog.scrapeRuns.payload.parse(job.data);
     const controller = new AbortController();
+    if (stopping) controller.abort('shutdown' satisfies StopReason);
     active.set(runId, controller);
     try {
-      const end = await executeRun(deps, runId, controller.signal);
+      const end = stopping ? 'handed-back' : await executeRun(deps, runId, controller.signal);
       if (end === 'handed-back') {
         // Back to the queue for another worker; the run resumes there without duplicates.
         await job.moveToDelayed(Date.now(), token);
@@ -93,7 +96,6 @@ const sweep = setInterval(() => {
 sweep.unref();
 log.info({ concurrency: config.SCRAPER_CONCURRENCY }, 'scraper worker started');
 
-let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
@@ -104,8 +106,10 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS);
   deadline.unref();
+  // Stop fetching first, so a run handed back here is not taken again by this process.
+  const closed = worker.close();
   stopAll('shutdown');
-  await worker.close();
+  await closed;
   await Promise.allSettled([runsQueue.close(), renderer?.then((r) => r.close()), db.$disconnect()]);
   redis.disconnect();
   subscriber.disconnect();

@@ -17,6 +17,16 @@ export const catalog = {
       removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
     },
   },
+  scheduleTicks: {
+    name: 'schedule-ticks',
+    // One job per planned time, made by the job scheduler whose id is the job id.
+    payload: z.object({ jobId: z.string() }),
+    options: {
+      attempts: 1,
+      removeOnComplete: { count: 1_000, age: 24 * 3600 },
+      removeOnFail: { count: 1_000, age: 7 * 24 * 3600 },
+    },
+  },
   webhookDeliveries: {
     name: 'webhook-deliveries',
     payload: z.object({ deliveryId: z.string() }),

@@ -1,4 +1,4 @@
-import type { CreateJobInput, JobStatusName, UpdateJobInput } from '@scrapejobs/contracts';
+import type { CreateJobInput, JobStatusName, Scheduling, UpdateJobInput } from '@scrapejobs/contracts';
 import {
   type Database,
   isId,
@@ -10,6 +10,8 @@ import {
 } from '@scrapejobs/db';
 import { conflict, notFound, validationError } from '../errors.ts';
 import type { Principal } from '../http/auth.ts';
+import { nextRunAt } from '../schedules/cron.ts';
+import type { Scheduler } from '../schedules/scheduler.ts';
 import { type JobListRow, LIST_SELECT } from './presenter.ts';
 
 type Owner = Pick<Principal, 'userId' | 'mode'>;
@@ -53,15 +55,26 @@ function eventRow(owner: Owner, jobId: string, kind: string, data: Record<string
   };
 }
 
-/** Jobs and their state transitions (contract 3.8). Every change of state is one transaction. */
+/**
+ * Jobs and their state transitions (contract 3.8). Every change of state is one transaction,
+ * and a job's schedule is armed or disarmed inside it, under the job's row lock, so the
+ * schedule in Redis follows the committed state.
+ */
 export class JobsService {
   readonly #db: Database;
   readonly #dispatcher: RunDispatcher;
+  readonly #scheduler: Scheduler;
   readonly #now: () => Date;
 
-  constructor(db: Database, dispatcher: RunDispatcher, now: () => Date = () => new Date()) {
+  constructor(
+    db: Database,
+    dispatcher: RunDispatcher,
+    scheduler: Scheduler,
+    now: () => Date = () => new Date(),
+  ) {
     this.#db = db;
     this.#dispatcher = dispatcher;
+    this.#scheduler = scheduler;
     this.#now = now;
   }
 
@@ -96,42 +109,53 @@ export class JobsService {
 
   async create(owner: Owner, input: CreateJobInput): Promise<JobModel> {
     const now = this.#now();
-    return this.#db.job.create({
-      data: {
-        id: newId('job', now.getTime()),
-        userId: owner.userId,
-        mode: owner.mode,
-        name: input.name,
-        source: input.source,
-        queries: input.queries,
-        rateLimit: input.rate_limit,
-        scheduling: jsonOrNull(input.scheduling),
-        renderConfig: jsonOrNull(input.render_config),
-        proxyConfig: jsonOrNull(input.proxy_config),
-        status: 'scheduled',
-        createdAt: now,
-        updatedAt: now,
-      },
+    const id = newId('job', now.getTime());
+    return this.#db.$transaction(async (tx) => {
+      const job = await tx.job.create({
+        data: {
+          id,
+          userId: owner.userId,
+          mode: owner.mode,
+          name: input.name,
+          source: input.source,
+          queries: input.queries,
+          rateLimit: input.rate_limit,
+          scheduling: jsonOrNull(input.scheduling),
+          renderConfig: jsonOrNull(input.render_config),
+          proxyConfig: jsonOrNull(input.proxy_config),
+          status: 'scheduled',
+          createdAt: now,
+          updatedAt: now,
+          nextRunAt: input.scheduling ? nextRunAt(input.scheduling, now) : null,
+        },
+      });
+      if (input.scheduling) await this.#scheduler.arm(id, input.scheduling);
+      return job;
     });
   }
 
   async update(owner: Owner, id: string, input: UpdateJobInput): Promise<JobModel> {
-    await this.get(owner, id);
-    const data: Prisma.JobUpdateInput = { updatedAt: this.#now() };
-    if (input.name !== undefined) data.name = input.name;
-    if (input.source !== undefined) data.source = input.source;
-    if (input.queries !== undefined) data.queries = input.queries;
-    if (input.rate_limit !== undefined) data.rateLimit = input.rate_limit;
-    if (input.scheduling !== undefined) data.scheduling = jsonOrNull(input.scheduling);
-    if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
-    if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
-    try {
-      return await this.#db.job.update({ where: { id }, data });
-    } catch (err) {
-      // Deleted between the read and the write.
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2025') throw notFound('Job');
-      throw err;
-    }
+    const now = this.#now();
+    return this.#db.$transaction(async (tx) => {
+      const current = await this.#lock(tx, owner, id);
+      const data: Prisma.JobUpdateInput = { updatedAt: now };
+      if (input.name !== undefined) data.name = input.name;
+      if (input.source !== undefined) data.source = input.source;
+      if (input.queries !== undefined) data.queries = input.queries;
+      if (input.rate_limit !== undefined) data.rateLimit = input.rate_limit;
+      if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
+      if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
+      if (input.scheduling !== undefined) {
+        // A new schedule takes effect at once (contract 3.6); a paused job stays disarmed.
+        const scheduling = input.scheduling;
+        data.scheduling = jsonOrNull(scheduling);
+        const armed = scheduling !== null && current.status !== 'paused';
+        data.nextRunAt = armed ? nextRunAt(scheduling, now) : null;
+        if (armed) await this.#scheduler.arm(id, scheduling);
+        else await this.#scheduler.disarm(id);
+      }
+      return tx.job.update({ where: { id }, data });
+    });
   }
 
   /** Deletes the job with its runs and results, cancelling a running run first. */
@@ -139,6 +163,7 @@ export class JobsService {
     const runId = await this.#db.$transaction(async (tx) => {
       const job = await this.#lock(tx, owner, id);
       await tx.job.delete({ where: { id: job.id } });
+      await this.#scheduler.disarm(job.id);
       return job.status === 'running' ? job.lastRunId : null;
     });
     if (runId) await this.#dispatcher.cancel(runId);

@@ -18,6 +18,9 @@ import type { ResultRow, RunFailure, RunStore, RunTally } from './store.ts';
 
 const MAX_URLS = 1000;
 const BATCH_ROWS = 500;
+// Results and progress reach the database at least this often, so a pause keeps what was
+// scraped and GET /jobs/{id}/runs shows a long run advancing.
+const FLUSH_EVERY_MS = 200;
 
 /** Why a run's signal aborted: the API cancelled it, or this worker is shutting down. */
 export type StopReason = 'cancel' | 'shutdown';
@@ -78,10 +81,13 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
   const timeout = AbortSignal.timeout(deps.runTimeoutMs);
   const signal = AbortSignal.any([stop, timeout]);
   let pending: ResultRow[] = [];
+  let lastFlush = Date.now();
   const flush = async () => {
     const batch = pending;
     pending = [];
+    lastFlush = Date.now();
     await deps.store.saveResults(runId, job.id, batch);
+    await deps.store.saveProgress(runId, tally);
   };
 
   try {
@@ -127,7 +133,7 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
             pending.push({ url, urlIndex: index, rowIndex, data, scrapedAt });
           });
           tally.successfulUrls++;
-          if (pending.length >= BATCH_ROWS) await flush();
+          if (pending.length >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
         } catch (err) {
           if (signal.aborted) break;
           tally.failedUrls++;

@@ -68,6 +68,11 @@ export class RunStore {
     }
   }
 
+  /** URL counts so far, while the run is running. */
+  async saveProgress(runId: string, tally: RunTally): Promise<void> {
+    await this.#db.run.updateMany({ where: { id: runId, status: 'running' }, data: { ...tally } });
+  }
+
   /**
    * Ends a running run and its job in one transaction with the job.completed or job.failed
    * event. Does nothing if the run is no longer running (paused or deleted meanwhile).

@@ -1,0 +1,57 @@
+import type { Scheduling } from '@scrapejobs/contracts';
+import type { Database } from '@scrapejobs/db';
+import type { Logger } from '@scrapejobs/logging';
+import { catalog } from '@scrapejobs/queues';
+import { type ConnectionOptions, Worker } from 'bullmq';
+import { AppError } from '../errors.ts';
+import type { JobsService } from '../jobs/service.ts';
+import { nextRunAt } from './cron.ts';
+import type { Scheduler } from './scheduler.ts';
+
+export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
+
+/**
+ * Handles one planned time of a job: the same `run` path as a manual run (trigger
+ * `schedule`), skipped (and logged) while the previous run is still running or the job is paused.
+ */
+export async function handleTick(
+  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger },
+  jobId: string,
+  now = new Date(),
+): Promise<TickOutcome> {
+  const job = await deps.db.job.findUnique({ where: { id: jobId } });
+  if (!job?.scheduling) {
+    await deps.scheduler.disarm(jobId);
+    return 'orphan';
+  }
+  if (job.status === 'paused') return 'skipped-paused';
+  const scheduling = job.scheduling as Scheduling;
+  let outcome: TickOutcome = 'started';
+  try {
+    await deps.jobs.run({ userId: job.userId, mode: job.mode }, jobId, 'schedule');
+  } catch (err) {
+    if (!(err instanceof AppError && err.status === 409)) throw err;
+    outcome = 'skipped-running';
+    deps.log.info({ job_id: jobId }, 'schedule tick skipped: the previous run is still running');
+  }
+  await deps.db.job.updateMany({
+    where: { id: jobId, status: { not: 'paused' } },
+    data: { nextRunAt: nextRunAt(scheduling, now) },
+  });
+  return outcome;
+}
+
+/** Consumes schedule ticks; any number of API processes can run it, each tick is handled once. */
+export function startTickWorker(
+  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger },
+  connection: ConnectionOptions,
+  prefix: string,
+): Worker {
+  const worker = new Worker(
+    catalog.scheduleTicks.name,
+    async (tick) => handleTick(deps, catalog.scheduleTicks.payload.parse(tick.data).jobId),
+    { connection, prefix, concurrency: 50 },
+  );
+  worker.on('error', (err) => deps.log.warn({ err: err.message }, 'tick worker error'));
+  return worker;
+}
