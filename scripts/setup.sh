@@ -9,7 +9,24 @@ if ! command -v pnpm >/dev/null || [ "$(pnpm --version)" != "$PNPM_VERSION" ]; t
   npm install --global --silent "pnpm@$PNPM_VERSION"
 fi
 
+# Debian packages the tests and the renderer use; installed once, as root, when missing.
+missing=()
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
+command -v sqlite3 >/dev/null || missing+=(sqlite3)
+command -v psql >/dev/null || missing+=(postgresql-client)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "==> installing ${missing[*]} (Debian packages)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "Missing: ${missing[*]}. Install them (Debian: apt-get install ${missing[*]}) or set CHROMIUM_PATH." >&2
+    exit 1
+  fi
+fi
+
 echo "==> installing dependencies (Node 24 comes with them)"
+# Chromium comes from the system, never from puppeteer's own download.
+export PUPPETEER_SKIP_DOWNLOAD=true
 pnpm install --frozen-lockfile --reporter=silent
 
 # Prisma's CLI fetches a schema engine that `generate` does not run; any executable will do.

@@ -240,6 +240,7 @@ export class JobsService {
           now,
         ),
       });
+      await this.#scheduler.disarm(job.id);
       return { job, cancelledRun };
     });
     if (cancelledRun) await this.#dispatcher.cancel(cancelledRun);
@@ -250,9 +251,16 @@ export class JobsService {
     return this.#db.$transaction(async (tx) => {
       const current = await this.#lock(tx, owner, id);
       if (current.status !== 'paused') throw conflict(`The job is ${current.status}, not paused.`);
+      const now = this.#now();
+      const scheduling = current.scheduling as Scheduling | null;
+      if (scheduling) await this.#scheduler.arm(current.id, scheduling);
       return tx.job.update({
         where: { id: current.id },
-        data: { status: 'scheduled', updatedAt: this.#now() },
+        data: {
+          status: 'scheduled',
+          updatedAt: now,
+          nextRunAt: scheduling ? nextRunAt(scheduling, now) : null,
+        },
       });
     });
   }
