@@ -132,6 +132,23 @@ describe('scraper worker', () => {
     );
   });
 
+  it('exposes pages by outcome, run durations and queue depth on its ops port after a run', async () => {
+    const w = await startWorker();
+    const port = w.logs.find((l) => l.msg === 'scraper worker started')!.metrics_port as number;
+    const { jobId } = await runJob({ source: `${site.url}/{page/1,status/404}` });
+    await finished(jobId);
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/scraper_pages_total\{[^}]*outcome="success"[^}]*\} 1$/m);
+    expect(text).toMatch(/scraper_pages_total\{[^}]*outcome="HTTP_ERROR"[^}]*\} 1$/m);
+    expect(text).toMatch(/scraper_run_duration_seconds_count\{[^}]*status="failed"[^}]*\} 1$/m);
+    expect(text).toMatch(/queue_jobs\{[^}]*queue="scrape-runs"[^}]*state="waiting"[^}]*\} 0$/m);
+    expect(text).toMatch(/scraper_browser_pages\{[^}]*kind="capacity"[^}]*\} 0$/m);
+    expect(await (await fetch(`http://127.0.0.1:${port}/ready`)).json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', redis: 'ok' },
+    });
+  });
+
   it('fails a run with a failing URL but keeps the other records (partial failure, 404)', async () => {
     await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/{page/1,status/404,page/2}` });

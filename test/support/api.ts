@@ -1,6 +1,7 @@
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { Database } from '@scrapejobs/db';
 import { createLogger } from '@scrapejobs/logging';
+import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from '../../apps/api/src/app.ts';
@@ -15,6 +16,7 @@ export interface TestApiOptions {
   redisUrl?: string;
   rateLimit?: number;
   proxies?: ProxyEntry[];
+  adminToken?: string;
 }
 
 /** The real app wired to a real database, Redis and BullMQ queue, as main.ts does. */
@@ -47,6 +49,8 @@ export function buildTestApi(opts: TestApiOptions) {
   ticks.on('error', () => {});
   const scheduler = new QueueScheduler(ticks);
   const jobs = new JobsService(opts.db, dispatcher, scheduler);
+  const registry = createRegistry('api');
+  registerQueueMetrics(registry, [runs, ticks]);
   const app = createApp(
     {
       config: {
@@ -54,12 +58,15 @@ export function buildTestApi(opts: TestApiOptions) {
         QUEUE_PREFIX: opts.prefix,
         PROXY_URLS: opts.proxies ?? [],
         TRUST_PROXY: 'loopback',
+        ADMIN_TOKEN: opts.adminToken,
       },
       db: opts.db,
       redis,
       dispatcher,
       scheduler,
       log: createLogger('api-test', 'silent'),
+      registry,
+      queues: [runs, ticks],
     },
     jobs,
   );

@@ -17,7 +17,7 @@ export interface Proc {
 /** Starts one of the apps as a real process (`apps/<app>/src/main.ts`) with extra environment. */
 export function startApp(app: string, env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [`${ROOT}apps/${app}/src/main.ts`], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];

@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Database } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
+import { Histogram, type Registry } from '@scrapejobs/observability';
+import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
 import { AppError } from './errors.ts';
+import { adminRoutes } from './http/admin.ts';
 import { resolveAuth } from './http/auth.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
@@ -14,18 +17,27 @@ import { rateLimit } from './http/rate-limit.ts';
 import { mountRoutes } from './http/routes.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import { resultRoutes } from './results/routes.ts';
+import { ResultsService } from './results/service.ts';
 import type { Scheduler } from './schedules/scheduler.ts';
+import { webhookRoutesFor } from './webhooks/routes.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
 
 export interface AppDeps {
-  config: Pick<ApiConfig, 'API_RATE_LIMIT_PER_MINUTE' | 'QUEUE_PREFIX' | 'PROXY_URLS' | 'TRUST_PROXY'>;
+  config: Pick<
+    ApiConfig,
+    'API_RATE_LIMIT_PER_MINUTE' | 'QUEUE_PREFIX' | 'PROXY_URLS' | 'TRUST_PROXY' | 'ADMIN_TOKEN'
+  >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
   redis: Redis;
   dispatcher: RunDispatcher;
   scheduler: Scheduler;
   log: Logger;
+  registry: Registry;
+  /** Shown in the operators' dashboard. */
+  queues: readonly Queue[];
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -41,8 +53,20 @@ export function createApp(
   jobs = new JobsService(deps.db, deps.dispatcher, deps.scheduler),
 ): express.Express {
   const { config, db, redis, log } = deps;
-  const routes = jobRoutes(jobs, config.PROXY_URLS);
+  const routes = [
+    ...jobRoutes(jobs, config.PROXY_URLS),
+    ...resultRoutes(new ResultsService(db)),
+    ...webhookRoutesFor(deps),
+  ];
   const openApi = buildOpenApi(routes, '1.0.0');
+
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'API request latency by route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [deps.registry],
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -54,6 +78,9 @@ export function createApp(
     res.set('X-Request-Id', req.requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      latency.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
       const auth = req.auth && 'principal' in req.auth ? req.auth.principal : undefined;
       log.info(
         {
@@ -61,7 +88,7 @@ export function createApp(
           method: req.method,
           path: req.originalUrl,
           status: res.statusCode,
-          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+          duration_ms: seconds * 1000,
           key_id: auth?.keyId,
         },
         'request',
@@ -71,6 +98,10 @@ export function createApp(
   });
 
   app.use(healthRoutes(db, redis));
+  app.get('/metrics', async (_req: Request, res: Response) => {
+    res.type(deps.registry.contentType).send(await deps.registry.metrics());
+  });
+  app.use(adminRoutes(config.ADMIN_TOKEN, deps.queues));
   app.get('/openapi.json', (_req: Request, res: Response) => {
     res.json(openApi);
   });

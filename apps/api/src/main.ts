@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { createDatabase } from '@scrapejobs/db';
 import { createLogger } from '@scrapejobs/logging';
+import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
@@ -38,7 +39,12 @@ const ticks = createQueue('scheduleTicks', new Redis(config.REDIS_URL, redisOpti
 ticks.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
 const scheduler = new QueueScheduler(ticks);
 const jobs = new JobsService(db, dispatcher, scheduler);
-const app = createApp({ config, db, redis, dispatcher, scheduler, log }, jobs);
+const registry = createRegistry('api');
+registerQueueMetrics(registry, [runs, ticks]);
+const app = createApp(
+  { config, db, redis, dispatcher, scheduler, log, registry, queues: [runs, ticks] },
+  jobs,
+);
 const tickWorker = startTickWorker(
   { db, jobs, scheduler, log },
   new Redis(config.REDIS_URL, { maxRetriesPerRequest: null }),

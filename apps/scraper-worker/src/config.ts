@@ -13,6 +13,8 @@ export const workerEnvSchema = z.object({
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
   /** A run whose worker stops renewing its lock for this long is taken over by another worker. */
   RUN_LOCK_MS: envInt(1_000).default(30_000),
+  /** Port of /metrics, /health and /ready (0 picks a free port). */
+  METRICS_PORT: envInt(0, 65_535).default(9100),
   /** How long a worker lets runs hand themselves back on SIGTERM before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });

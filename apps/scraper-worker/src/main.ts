@@ -1,5 +1,15 @@
+import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
 import { createLogger } from '@scrapejobs/logging';
+import {
+  Counter,
+  check,
+  createRegistry,
+  Gauge,
+  Histogram,
+  registerQueueMetrics,
+  startOpsServer,
+} from '@scrapejobs/observability';
 import { catalog, createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { DelayedError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -24,7 +34,34 @@ const redisFor = (name: string) => {
 const redis = redisFor('commands');
 const subscriber = redisFor('cancel');
 
+const registry = createRegistry('scraper-worker');
+const pages = new Counter({
+  name: 'scraper_pages_total',
+  help: 'Pages fetched or rendered, by outcome (success or an error code).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+const runDuration = new Histogram({
+  name: 'scraper_run_duration_seconds',
+  help: 'Duration of runs from trigger to end, by final status.',
+  labelNames: ['status'] as const,
+  buckets: [1, 5, 15, 60, 300, 900, 1800, 3600],
+  registers: [registry],
+});
+
 let renderer: Promise<Renderer> | null = null;
+let rendererReady: Renderer | null = null;
+new Gauge({
+  name: 'scraper_browser_pages',
+  help: 'Browser pool: pages rendering now (busy) and the pool size (capacity); 0 before the first render.',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+  collect() {
+    const stats = rendererReady?.stats();
+    this.set({ kind: 'busy' }, stats?.busy ?? 0);
+    this.set({ kind: 'capacity' }, stats?.concurrency ?? 0);
+  },
+});
 const deps: ExecutorDeps = {
   store: new RunStore(db, config.PUBLIC_BASE_URL),
   limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
@@ -35,13 +72,17 @@ const deps: ExecutorDeps = {
         concurrency: config.BROWSER_CONCURRENCY,
         executablePath: config.CHROMIUM_PATH,
         allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-      }),
+      }).then((r) => (rendererReady = r)),
     )),
   proxies: config.PROXY_URLS,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   urlConcurrency: config.RUN_URL_CONCURRENCY,
   runTimeoutMs: config.RUN_TIMEOUT_MS,
   log,
+  observer: {
+    page: (outcome) => pages.inc({ outcome }),
+    run: (status, seconds) => runDuration.observe({ status }, seconds),
+  },
 };
 
 let stopping = false;
@@ -94,7 +135,19 @@ const sweep = setInterval(() => {
   );
 }, 60_000);
 sweep.unref();
-log.info({ concurrency: config.SCRAPER_CONCURRENCY }, 'scraper worker started');
+registerQueueMetrics(registry, [runsQueue]);
+const ops = await startOpsServer({
+  port: config.METRICS_PORT,
+  registry,
+  ready: async () => ({
+    postgres: await check(() => db.$queryRaw`SELECT 1`),
+    redis: await check(() => redis.ping()),
+  }),
+});
+log.info(
+  { concurrency: config.SCRAPER_CONCURRENCY, metrics_port: (ops.address() as AddressInfo).port },
+  'scraper worker started',
+);
 
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -110,6 +163,7 @@ async function shutdown(signal: string) {
   const closed = worker.close();
   stopAll('shutdown');
   await closed;
+  ops.close();
   await Promise.allSettled([runsQueue.close(), renderer?.then((r) => r.close()), db.$disconnect()]);
   redis.disconnect();
   subscriber.disconnect();

@@ -1,21 +1,7 @@
 import type { Database } from '@scrapejobs/db';
+import { check } from '@scrapejobs/observability';
 import { type Request, type Response, Router } from 'express';
 import type { Redis } from 'ioredis';
-
-const withDeadline = <T>(p: Promise<T>, ms: number): Promise<T> =>
-  Promise.race([
-    p,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref()),
-  ]);
-
-async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unreachable'> {
-  try {
-    await withDeadline(probe(), 1_500);
-    return 'ok';
-  } catch {
-    return 'unreachable';
-  }
-}
 
 /** `/health`: the process answers. `/ready`: PostgreSQL and Redis answer too. No auth. */
 export function healthRoutes(db: Database, redis: Redis): Router {

@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { issuesToDetails } from '@scrapejobs/contracts';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
@@ -9,6 +11,7 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface Reply {
   status: number;
+  /** Sent as JSON; a `Readable` is streamed as it is (with backpressure), its type set in `headers`. */
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -91,7 +94,26 @@ function mountRoute(router: Router, route: RouteDef): void {
       query,
     });
     if (reply.headers) res.set(reply.headers);
-    if (reply.body === undefined) res.status(reply.status).end();
+    if (reply.body instanceof Readable) await sendStream(req, res, reply.status, reply.body);
+    else if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);
   });
+}
+
+/**
+ * Streams a body. A client that goes away destroys the body, which frees what it reads from;
+ * a body that fails after the first byte can only cut the connection (the error handler does).
+ */
+async function sendStream(req: Request, res: Response, status: number, body: Readable): Promise<void> {
+  res.status(status);
+  if (req.method === 'HEAD') {
+    body.destroy();
+    res.end();
+    return;
+  }
+  try {
+    await pipeline(body, res);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+  }
 }

@@ -27,6 +27,12 @@ export type StopReason = 'cancel' | 'shutdown';
 
 export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'handed-back';
 
+/** What a run reports for metrics: each page's outcome, and each run's end. */
+export interface RunObserver {
+  page(outcome: string): void;
+  run(status: 'success' | 'failed' | 'cancelled', seconds: number): void;
+}
+
 export interface ExecutorDeps {
   store: RunStore;
   limiter: JobRateLimiter;
@@ -37,6 +43,7 @@ export interface ExecutorDeps {
   urlConcurrency: number;
   runTimeoutMs: number;
   log: Logger;
+  observer?: RunObserver;
   /** DNS override, for tests that map names to loopback. */
   lookup?: LookupFunction;
 }
@@ -133,10 +140,12 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
             pending.push({ url, urlIndex: index, rowIndex, data, scrapedAt });
           });
           tally.successfulUrls++;
+          deps.observer?.page('success');
           if (pending.length >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
         } catch (err) {
           if (signal.aborted) break;
           tally.failedUrls++;
+          deps.observer?.page(errorCode(err));
           failures.push({ index, code: errorCode(err), message: `${url}: ${(err as Error).message}` });
           log.info({ url, code: errorCode(err), err: (err as Error).message }, 'url failed');
         }
@@ -155,6 +164,7 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
   if (stop.aborted) {
     if (stop.reason === 'shutdown') return 'handed-back';
     await deps.store.settleCancelled(runId, tally);
+    deps.observer?.run('cancelled', (Date.now() - loaded.run.startedAt.getTime()) / 1000);
     log.info(tally, 'run cancelled');
     return 'cancelled';
   }
@@ -171,6 +181,8 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
     };
   }
   const ended = await deps.store.finish(runId, tally, failure);
+  if (ended)
+    deps.observer?.run(failure ? 'failed' : 'success', (Date.now() - loaded.run.startedAt.getTime()) / 1000);
   log.info({ ...tally, status: failure ? 'failed' : 'success', ended }, 'run finished');
   return ended ? 'finished' : 'cancelled';
 }

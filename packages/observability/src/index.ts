@@ -1,0 +1,97 @@
+import { createServer, type Server } from 'node:http';
+import type { Queue } from 'bullmq';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+export { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** A Prometheus registry for one process, with Node's default metrics and a `service` label. */
+export function createRegistry(service: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** Gauges of queue depth by state and the age of the oldest waiting job, read at scrape time. */
+export function registerQueueMetrics(registry: Registry, queues: readonly Queue[]): void {
+  new Gauge({
+    name: 'queue_jobs',
+    help: 'Jobs in a BullMQ queue by state.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      for (const queue of queues) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+        for (const [state, n] of Object.entries(counts)) this.set({ queue: queue.name, state }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: 'queue_oldest_waiting_seconds',
+    help: 'Age of the oldest job waiting in a BullMQ queue (0 when none waits).',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      for (const queue of queues) {
+        const [oldest] = await queue.getJobs(['wait'], -1, -1, true);
+        this.set({ queue: queue.name }, oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0);
+      }
+    },
+  });
+}
+
+export type Checks = Record<string, 'ok' | 'unreachable'>;
+
+/**
+ * The ops port of a worker: `/metrics` (Prometheus), `/health` (the process answers) and
+ * `/ready` (its dependencies answer; 503 otherwise).
+ */
+export async function startOpsServer(opts: {
+  port: number;
+  registry: Registry;
+  ready: () => Promise<Checks>;
+}): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    const send = (status: number, body: string, type = 'application/json') => {
+      res.writeHead(status, { 'Content-Type': type });
+      res.end(body);
+    };
+    try {
+      if (req.method !== 'GET')
+        return send(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only.' }));
+      if (req.url === '/metrics') return send(200, await opts.registry.metrics(), opts.registry.contentType);
+      if (req.url === '/health') return send(200, JSON.stringify({ status: 'ok' }));
+      if (req.url === '/ready') {
+        const checks = await opts.ready();
+        const ok = Object.values(checks).every((c) => c === 'ok');
+        return send(
+          ok ? 200 : 503,
+          JSON.stringify(ok ? { status: 'ready', checks } : { status: 'unavailable', checks }),
+        );
+      }
+      send(404, JSON.stringify({ error: 'not_found', message: 'Unknown path.' }));
+    } catch (err) {
+      send(500, JSON.stringify({ error: 'internal_error', message: (err as Error).message }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port, resolve));
+  return server;
+}
+
+/** Runs `probe` with a deadline; 'ok' or 'unreachable'. */
+export async function check(probe: () => Promise<unknown>, timeoutMs = 1_500): Promise<'ok' | 'unreachable'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timed out')), timeoutMs);
+      }),
+    ]);
+    return 'ok';
+  } catch {
+    return 'unreachable';
+  } finally {
+    clearTimeout(timer);
+  }
+}
