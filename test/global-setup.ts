@@ -1,16 +1,22 @@
+import { randomBytes } from 'node:crypto';
 import { applyMigrations } from '@scrapejobs/db';
 import pg from 'pg';
-import { ADMIN_URL, TEMPLATE_DB, urlFor } from './support/database.ts';
+import { ADMIN_URL, urlFor } from './support/database.ts';
 
-/** Migrates a fresh template database once; each test file copies it (CREATE DATABASE … TEMPLATE). */
+/**
+ * Migrates a template database once per test run; each test file copies it
+ * (CREATE DATABASE … TEMPLATE). The name is private to this run, so runs can overlap.
+ */
 export default async function globalSetup(): Promise<void> {
+  const name = `scrapejobs_tpl_${randomBytes(5).toString('hex')}`;
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
-    await client.query(`DROP DATABASE IF EXISTS "${TEMPLATE_DB}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${TEMPLATE_DB}"`);
+    await client.query(`CREATE DATABASE "${name}"`);
   } finally {
     await client.end();
   }
-  await applyMigrations(urlFor(TEMPLATE_DB));
+  await applyMigrations(urlFor(name));
+  // Test workers are started after this and inherit the environment.
+  process.env.TEST_TEMPLATE_DB = name;
 }

@@ -3,7 +3,6 @@ import { createDatabase, type Database } from '@scrapejobs/db';
 import pg from 'pg';
 
 export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
-export const TEMPLATE_DB = 'scrapejobs_test_template';
 
 export const urlFor = (database: string) => {
   const url = new URL(ADMIN_URL);
@@ -30,8 +29,10 @@ export interface TestDatabase {
 
 /** A private database for one test file, copied from the migrated template (see global-setup). */
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = process.env.TEST_TEMPLATE_DB;
+  if (!template) throw new Error('TEST_TEMPLATE_DB is unset: run the tests through jest (see test/global-setup.ts)');
   const name = `scrapejobs_t_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`));
+  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   const url = urlFor(name);
   const db = createDatabase({ url, max: 5 });
   return {
