@@ -149,6 +149,35 @@ describe('scraper worker', () => {
     });
   });
 
+  it('renders script-made content in Chromium when render_config is enabled', async () => {
+    const scripted = await startSite((req, res) => {
+      if (!req.url?.startsWith('/app')) return false;
+      res.setHeader('Content-Type', 'text/html');
+      res.end(`<html><body><h1>Shell</h1><ul id="list"></ul><script>
+        setTimeout(() => { for (const n of ['alpha', 'beta']) { const li = document.createElement('li');
+          li.className = 'item'; li.innerHTML = '<a>' + n + '</a>'; document.getElementById('list').append(li); } }, 50);
+      </script></body></html>`);
+      return true;
+    });
+    try {
+      await startWorker();
+      const plain = await runJob({ source: `${scripted.url}/app` });
+      const rendered = await runJob({
+        source: `${scripted.url}/app`,
+        render_config: { enabled: true, wait_strategy: 'networkidle0', wait_timeout_ms: 10_000 },
+      });
+      expect((await finished(plain.jobId)).resultsCount).toBe(1);
+      expect((await finished(rendered.jobId, 40_000)).status).toBe('success');
+      const rows = await tdb.db.result.findMany({
+        where: { runId: rendered.runId },
+        orderBy: { rowIndex: 'asc' },
+      });
+      expect(rows.map((r) => (r.data as { item: string }).item)).toEqual(['alpha', 'beta']);
+    } finally {
+      await scripted.close();
+    }
+  });
+
   it('fails a run with a failing URL but keeps the other records (partial failure, 404)', async () => {
     await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/{page/1,status/404,page/2}` });

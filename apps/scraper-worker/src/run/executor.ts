@@ -106,18 +106,35 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
     const renderer = render ? await deps.renderer() : null;
     const acquire = () => deps.limiter.acquire(job.id, job.rateLimit, signal);
 
-    const loadHtml = async (url: string): Promise<string> => {
-      if (renderer && render) {
+    // A proxy that fails a render is reported and the render tried once more on another.
+    const renderHtml = async (renderer: Renderer, render: RenderConfig, url: string): Promise<string> => {
+      for (let attempt = 0; ; attempt++) {
         await acquire();
-        const page = await renderer.render({
-          url,
-          waitStrategy: render.wait_strategy,
-          waitTimeoutMs: render.wait_timeout_ms,
-          signal,
-          proxyUrl: picker?.pick(0)?.url ?? null,
-        });
-        return page.html;
+        const proxyUrl = picker?.pick(attempt)?.url ?? null;
+        try {
+          const page = await renderer.render({
+            url,
+            waitStrategy: render.wait_strategy,
+            waitTimeoutMs: render.wait_timeout_ms,
+            signal,
+            proxyUrl,
+          });
+          if (page.status !== null && page.status >= 400)
+            throw new FetchError('HTTP_ERROR', `HTTP ${page.status}`, {
+              url,
+              status: page.status,
+              retryable: false,
+            });
+          return page.html;
+        } catch (err) {
+          if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;
+          picker?.reportFailure(proxyUrl);
+        }
       }
+    };
+
+    const loadHtml = async (url: string): Promise<string> => {
+      if (renderer && render) return renderHtml(renderer, render, url);
       const page = await fetchPage(url, {
         allowPrivate: deps.allowPrivate,
         signal,

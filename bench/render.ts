@@ -1,0 +1,121 @@
+/**
+ * Rendering benchmark: pages per minute through the scraper worker's Renderer (Chromium via
+ * puppeteer-cluster, every request through the safety proxy) on a local site of ~80 KB pages
+ * with a little JavaScript. Run: `pnpm exec node bench/render.ts [--seconds 30]
+ * [--concurrency 2] [--wait load]`. Prints a JSON summary, then a Markdown line.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+const SECONDS = Number(arg('seconds', '30'));
+const CONCURRENCY = Number(arg('concurrency', '2'));
+const WAIT = arg('wait', 'load') as WaitStrategy;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ITEMS = 400;
+const WARMUP_PAGES = 6;
+
+function page(n: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < ITEMS; i++) {
+    rows.push(`<li class="product" data-id="${i}">
+  <a class="title" href="/products/${i}">Product number ${i}</a>
+  <span class="price">$${(i * 1.37).toFixed(2)}</span>
+  <p class="desc">Short description of item ${i}, in stock.</p>
+</li>`);
+  }
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Catalogue ${n}</title>
+<link rel="stylesheet" href="/site.css"><script defer src="/site.js"></script></head>
+<body><header><h1>Catalogue ${n}</h1></header>
+<main><ul id="products">
+${rows.join('\n')}
+</ul><ul id="extra"></ul></main>
+<script>setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
+</body></html>`;
+}
+
+const CSS = 'body { font-family: sans-serif } .price { color: #070 } li { margin: 2px 0 }';
+const JS = `document.querySelectorAll('li.product').forEach((li, i) => { if (i % 2) li.classList.add('odd'); });`;
+
+const server = http.createServer((req, res) => {
+  const url = req.url ?? '/';
+  if (url === '/site.css') return void res.writeHead(200, { 'content-type': 'text/css' }).end(CSS);
+  if (url === '/site.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(JS);
+  if (url === '/favicon.ico') return void res.writeHead(404).end();
+  const n = Number(url.split('/').pop()) || 0;
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(n));
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+const renderer = await Renderer.start({
+  concurrency: CONCURRENCY,
+  executablePath: CHROMIUM,
+  allowPrivate: true,
+});
+let next = 0;
+const renderOne = async () => {
+  const n = next++;
+  const result = await renderer.render({
+    url: `${origin}/page/${n}`,
+    waitStrategy: WAIT,
+    waitTimeoutMs: 30_000,
+  });
+  if (!result.html.includes(`<li>added ${n}</li>`)) throw new Error(`page ${n} lacks its script-made item`);
+};
+
+// Warm-up: Chromium's first pages are slower (process start, caches).
+await Promise.all(Array.from({ length: WARMUP_PAGES }, renderOne));
+
+const latencies: number[] = [];
+let errors = 0;
+const start = performance.now();
+const endAt = start + SECONDS * 1000;
+// Twice as many callers as pages in flight, so the cluster's queue is never empty.
+const caller = async () => {
+  while (performance.now() < endAt) {
+    const t = performance.now();
+    try {
+      await renderOne();
+      latencies.push(performance.now() - t);
+    } catch {
+      errors++;
+    }
+  }
+};
+await Promise.all(Array.from({ length: CONCURRENCY * 2 }, caller));
+const elapsed = (performance.now() - start) / 1000;
+const stats = renderer.stats();
+await renderer.close();
+server.close();
+
+latencies.sort((a, b) => a - b);
+const at = (q: number) =>
+  Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+const pagesPerMinute = Math.round((latencies.length / elapsed) * 60);
+const summary = {
+  page: { bytes: Buffer.byteLength(page(0)), items: ITEMS, subresources: 2 },
+  waitStrategy: WAIT,
+  browserConcurrency: CONCURRENCY,
+  seconds: Math.round(elapsed * 10) / 10,
+  pages: latencies.length,
+  errors,
+  pagesPerMinute,
+  // Latency includes queueing: callers keep twice the concurrency waiting.
+  msPerRender: { p50: at(0.5), p95: at(0.95) },
+  restarts: stats.restarts,
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.availableParallelism(),
+};
+console.log(JSON.stringify(summary, null, 2));
+console.log(
+  `\n| render (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page) | ${pagesPerMinute} pages/min | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
+);
