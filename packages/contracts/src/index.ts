@@ -31,3 +31,32 @@ export {
   schedulingSchema,
   updateJobSchema,
 } from './jobs.ts';
+export type { DownloadFormat, ResultList, ResultView } from './results.ts';
+export {
+  DOWNLOAD_FORMATS,
+  downloadQuerySchema,
+  listResultsQuerySchema,
+  resultListSchema,
+  resultSchema,
+} from './results.ts';
+export type {
+  CreateWebhookInput,
+  DeliveryStatusName,
+  DeliveryView,
+  WebhookEventName,
+  WebhookView,
+} from './webhooks.ts';
+export {
+  createWebhookSchema,
+  deliveryListSchema,
+  deliverySchema,
+  encodeEnvelope,
+  listDeliveriesQuerySchema,
+  listWebhooksQuerySchema,
+  RESEND_COMMAND,
+  resendCommandSchema,
+  TEST_EVENT,
+  WEBHOOK_EVENTS,
+  webhookListSchema,
+  webhookSchema,
+} from './webhooks.ts';

@@ -1,0 +1,39 @@
+import type { Readable } from 'node:stream';
+import type { DownloadFormat } from '@scrapejobs/contracts';
+import { columnNames } from './columns.ts';
+import { csvEncoder } from './csv.ts';
+import { jsonEncoder } from './json.ts';
+import { sqlEncoder } from './sql.ts';
+import { encodeStream, type RowSource } from './stream.ts';
+import { sheetEncoder, xlsxStream } from './xlsx.ts';
+
+export interface DownloadFormatSpec {
+  ext: string;
+  contentType: string;
+  /** The file, encoded as the records come from `source`. */
+  stream(queryNames: readonly string[], source: RowSource): Readable;
+}
+
+/** The file formats of GET /jobs/{id}/download (contract 5). */
+export const DOWNLOADS: Record<DownloadFormat, DownloadFormatSpec> = {
+  json: {
+    ext: 'json',
+    contentType: 'application/json',
+    stream: (names, source) => encodeStream(source, jsonEncoder(columnNames(names))),
+  },
+  csv: {
+    ext: 'csv',
+    contentType: 'text/csv; charset=utf-8',
+    stream: (names, source) => encodeStream(source, csvEncoder(columnNames(names))),
+  },
+  xlsx: {
+    ext: 'xlsx',
+    contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    stream: (names, source) => xlsxStream(encodeStream(source, sheetEncoder(columnNames(names)))),
+  },
+  sql: {
+    ext: 'sql',
+    contentType: 'application/sql',
+    stream: (names, source) => encodeStream(source, sqlEncoder(names)),
+  },
+};

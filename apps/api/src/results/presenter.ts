@@ -1,0 +1,18 @@
+import type { ResultView } from '@scrapejobs/contracts';
+import type { StoredResult } from './service.ts';
+
+// Values are strings; anything else stored is shown as PostgreSQL's `->>` shows it in downloads.
+const text = (v: unknown) => (v == null ? null : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** A record as the API shows it: every query name of the job, null where the record has no value. */
+export function toResultView(row: StoredResult, queryNames: readonly string[]): ResultView {
+  const data: Record<string, string | null> = {};
+  for (const name of queryNames) data[name] = text(row.data[name]);
+  return {
+    result_id: row.id,
+    run_id: row.runId,
+    url: row.url,
+    data,
+    scraped_at: row.scrapedAt.toISOString(),
+  };
+}

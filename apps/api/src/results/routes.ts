@@ -1,0 +1,70 @@
+import { downloadQuerySchema, listResultsQuerySchema, resultListSchema } from '@scrapejobs/contracts';
+import { defineRoute, type RouteDef } from '../http/routes.ts';
+import { toResultView } from './presenter.ts';
+import type { ResultsService } from './service.ts';
+
+const tag = 'Results';
+
+export function resultRoutes(results: ResultsService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/results',
+      tag,
+      scope: 'jobs:read',
+      summary: 'List the records of a run (default: the latest run that has ended), in the order stored',
+      query: listResultsQuerySchema,
+      responses: { 200: { description: 'A page of records.', schema: resultListSchema } },
+      handler: async ({ principal, params, query }) => {
+        const page = await results.list(principal, params.id!, {
+          runId: query.run_id,
+          limit: query.limit,
+          cursor: query.cursor,
+        });
+        const items = page.items.map((r) => toResultView(r, page.queryNames));
+        return {
+          status: 200,
+          body: {
+            job_id: page.jobId,
+            run_id: page.runId,
+            results: items,
+            count: items.length,
+            next_cursor: page.nextCursor,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/download',
+      tag,
+      scope: 'jobs:read',
+      summary: 'Download every record of a run as a file (json, csv, xlsx or sql), streamed',
+      query: downloadQuerySchema,
+      responses: {
+        200: {
+          description:
+            'The file, as an attachment: `application/json` (an array of flat objects), `text/csv` ' +
+            '(RFC 4180 with a header row), `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` ' +
+            '(one sheet `results`) or `application/sql` (CREATE TABLE and INSERT statements). Columns: ' +
+            '`url`, `scraped_at`, then the query names in the order of the job.',
+        },
+      },
+      handler: async ({ principal, params, query }) => {
+        const file = await results.download(principal, params.id!, {
+          format: query.format,
+          runId: query.run_id,
+        });
+        return {
+          status: 200,
+          headers: {
+            'Content-Type': file.contentType,
+            'Content-Disposition': `attachment; filename="${file.filename}"`,
+            'Cache-Control': 'no-store',
+          },
+          body: file.body,
+        };
+      },
+    }),
+  ];
+}

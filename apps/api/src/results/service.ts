@@ -1,0 +1,234 @@
+import type { Readable } from 'node:stream';
+import type { DownloadFormat } from '@scrapejobs/contracts';
+import { type Database, isId, Prisma, type RunModel } from '@scrapejobs/db';
+import { AppError, notFound, validationError } from '../errors.ts';
+import type { Principal } from '../http/auth.ts';
+import { DOWNLOADS } from './formats/index.ts';
+import { arraySource, type RowSource } from './formats/stream.ts';
+import { openRowCursor } from './row-cursor.ts';
+
+type Owner = Pick<Principal, 'userId' | 'mode'>;
+
+const ENDED = ['success', 'failed', 'cancelled'] as const;
+
+/** How long after its end a run may still receive rows (a worker finishing a page after a cancel). */
+const SETTLING_MS = 15 * 60 * 1000;
+
+/**
+ * Sequence numbers are taken before commit, so a row with a lower `seq` can become visible after
+ * one with a higher `seq`; a cursor past the higher one would skip it. So a page ends before the
+ * first row that is not older (by `xmin`) than the oldest transaction that was running when the
+ * statement's snapshot was taken and may be writing results here: one that holds a write lock on
+ * this database's results table, or that has ended since and so cannot be told apart. Other
+ * transactions (other tables, other databases) do not hold pages back.
+ * (`age()` compares transaction ids across wraparound; a negative age is a frozen, ancient row.)
+ */
+const WRITE_HORIZON = Prisma.sql`
+  WITH running AS (
+    SELECT x::xid AS xid FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+  ),
+  non_writers AS (
+    SELECT t.transactionid FROM pg_locks t
+    WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock'
+      AND NOT EXISTS (
+        SELECT 1 FROM pg_locks w
+        WHERE w.virtualtransaction = t.virtualtransaction AND w.locktype = 'relation'
+          AND w.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND w.relation = 'results'::regclass AND w.mode = 'RowExclusiveLock')
+  ),
+  horizon AS (
+    SELECT max(age(r.xid)) AS age FROM running r
+    WHERE NOT EXISTS (SELECT 1 FROM non_writers n WHERE n.transactionid = r.xid)
+  )`;
+const SETTLED = Prisma.sql`((SELECT age FROM horizon) IS NULL
+  OR age(xmin) > (SELECT age FROM horizon) OR age(xmin) < 0)`;
+
+export interface StoredResult {
+  seq: bigint;
+  id: string;
+  runId: string;
+  url: string;
+  data: Record<string, unknown>;
+  scrapedAt: Date;
+}
+
+export interface ResultPage {
+  jobId: string;
+  runId: string | null;
+  queryNames: string[];
+  items: StoredResult[];
+  nextCursor: string | null;
+}
+
+export interface Download {
+  filename: string;
+  contentType: string;
+  body: Readable;
+}
+
+interface Position {
+  runId: string;
+  seq: bigint;
+}
+
+// A cursor names its run too, so following it never drifts to a run that ended in the meantime.
+const encodeCursor = (p: Position) => Buffer.from(`${p.runId}:${p.seq}`).toString('base64url');
+function decodeCursor(cursor: string): Position {
+  const [runId = '', seq = ''] = Buffer.from(cursor, 'base64url').toString().split(':');
+  if (!isId('run', runId) || !/^\d{1,18}$/.test(seq))
+    throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
+  return { runId, seq: BigInt(seq) };
+}
+
+export interface ResultsOptions {
+  /**
+   * Downloads streaming at once, each holding a pool connection for its whole length; more are
+   * answered 503, so slow downloads can never take every connection the API needs. Default: half
+   * the pool.
+   */
+  maxDownloads?: number;
+  now?: () => Date;
+}
+
+/** Reading the results of a job's runs: pages of records, and whole runs as files. */
+export class ResultsService {
+  readonly #db: Database;
+  readonly #now: () => Date;
+  readonly #maxDownloads: number;
+  #downloads = 0;
+
+  constructor(db: Database, opts: ResultsOptions = {}) {
+    this.#db = db;
+    this.#now = opts.now ?? (() => new Date());
+    this.#maxDownloads = opts.maxDownloads ?? Math.max(1, Math.floor((db.pool.options.max ?? 10) / 2));
+  }
+
+  /**
+   * A page of records in insertion order (`seq`), exactly once each even while the run is being
+   * written: see WRITE_HORIZON. A page that stops early at such a row still has a next_cursor.
+   */
+  async list(
+    owner: Owner,
+    jobId: string,
+    opts: { runId?: string | undefined; limit: number; cursor?: string | undefined },
+  ): Promise<ResultPage> {
+    const job = await this.#job(owner, jobId);
+    const position = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+    if (position && opts.runId !== undefined && position.runId !== opts.runId)
+      throw validationError({ cursor: 'belongs to another run than run_id' });
+    let run: RunModel | null;
+    if (position) {
+      run = await this.#findRun(job.id, position.runId);
+      if (!run) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
+    } else run = await this.#pickRun(job.id, opts.runId);
+    if (!run) return { jobId: job.id, runId: null, queryNames: job.queryNames, items: [], nextCursor: null };
+
+    const settling = !run.finishedAt || this.#now().getTime() - run.finishedAt.getTime() < SETTLING_MS;
+    const columns = Prisma.sql`seq, id, run_id AS "runId", url, data, scraped_at AS "scrapedAt"`;
+    const page = Prisma.sql`FROM results WHERE run_id = ${run.id} AND seq > ${position?.seq ?? 0n}
+      ORDER BY seq LIMIT ${opts.limit + 1}`;
+    const rows = await this.#db.$queryRaw<(StoredResult & { settled: boolean })[]>(
+      settling
+        ? Prisma.sql`${WRITE_HORIZON} SELECT ${columns}, ${SETTLED} AS settled ${page}`
+        : Prisma.sql`SELECT ${columns}, true AS settled ${page}`,
+    );
+    const items: StoredResult[] = [];
+    let more = rows.length > opts.limit;
+    for (const { settled, ...row } of rows.slice(0, opts.limit)) {
+      if (!settled) {
+        more = true;
+        break;
+      }
+      items.push(row);
+    }
+    const last = items.at(-1)?.seq ?? position?.seq ?? 0n;
+    return {
+      jobId: job.id,
+      runId: run.id,
+      queryNames: job.queryNames,
+      items,
+      nextCursor: more ? encodeCursor({ runId: run.id, seq: last }) : null,
+    };
+  }
+
+  /**
+   * A run as a file, streamed from a database cursor (the job and run are checked, and the
+   * cursor opened, before the first byte, so those failures still get an error response).
+   */
+  async download(
+    owner: Owner,
+    jobId: string,
+    opts: { format: DownloadFormat; runId?: string | undefined },
+  ): Promise<Download> {
+    const job = await this.#job(owner, jobId);
+    const run = await this.#pickRun(job.id, opts.runId);
+    const format = DOWNLOADS[opts.format];
+    const source = run ? await this.#openCursor(run.id, job.queryNames) : arraySource([]);
+    return {
+      filename: `${job.id}-${run?.id ?? 'none'}.${format.ext}`,
+      contentType: format.contentType,
+      body: format.stream(job.queryNames, source),
+    };
+  }
+
+  /** A cursor over the run's records as download rows, counted against `maxDownloads`. */
+  async #openCursor(runId: string, queryNames: readonly string[]): Promise<RowSource> {
+    if (this.#downloads >= this.#maxDownloads)
+      throw new AppError(503, 'Too many downloads are in progress; try again shortly.');
+    this.#downloads++;
+    try {
+      const fields = queryNames.map((_, i) => `, data->>$${i + 2}::text`).join('');
+      const cursor = await openRowCursor(
+        this.#db.pool,
+        `SELECT url, to_char(scraped_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')${fields}
+         FROM results WHERE run_id = $1 ORDER BY seq`,
+        [runId, ...queryNames],
+      );
+      let closed = false;
+      return {
+        next: (max) => cursor.next(max),
+        close: async (err) => {
+          if (!closed) this.#downloads--;
+          closed = true;
+          await cursor.close(err);
+        },
+      };
+    } catch (err) {
+      this.#downloads--;
+      throw err;
+    }
+  }
+
+  async #job(owner: Owner, id: string): Promise<{ id: string; queryNames: string[] }> {
+    const job = isId('job', id)
+      ? await this.#db.job.findFirst({
+          where: { id, userId: owner.userId, mode: owner.mode },
+          select: { id: true, queries: true },
+        })
+      : null;
+    if (!job) throw notFound('Job');
+    const queries = (job.queries ?? []) as { name: string }[];
+    return { id: job.id, queryNames: queries.map((q) => q.name) };
+  }
+
+  /** The run asked for (404 unless it is a run of this job), else the latest run that has ended. */
+  async #pickRun(jobId: string, runId: string | undefined): Promise<RunModel | null> {
+    if (runId !== undefined) return this.#runOf(jobId, runId);
+    return this.#db.run.findFirst({
+      where: { jobId, status: { in: [...ENDED] } },
+      orderBy: { id: 'desc' },
+    });
+  }
+
+  async #runOf(jobId: string, runId: string): Promise<RunModel> {
+    const run = await this.#findRun(jobId, runId);
+    if (!run) throw notFound('Run');
+    return run;
+  }
+
+  #findRun(jobId: string, runId: string): Promise<RunModel | null> {
+    return isId('run', runId)
+      ? this.#db.run.findFirst({ where: { id: runId, jobId } })
+      : Promise.resolve(null);
+  }
+}

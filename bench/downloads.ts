@@ -1,0 +1,446 @@
+/**
+ * Download benchmark: rows/s and peak memory of the real API process while it streams one large
+ * run in each format to a client in this (separate) process.
+ *
+ *   - The API runs as a child (`node apps/api/src/main.ts`) on its own database
+ *     (`scrapejobs_bench_downloads`, dropped and re-created) and its own Redis prefix.
+ *   - One job with six queries; one run of `--rows` records (default 200,000) seeded with SQL.
+ *   - Each format gets a fresh API process and is downloaded `--repeat` times (default 2; the best time is kept); the client
+ *     reads the body as a stream and counts bytes and lines, never holding the file.
+ *   - Memory: the API's VmRSS is polled every 10 ms from /proc/<pid>/status; its VmHWM (peak)
+ *     is reset before each format by writing 5 to /proc/<pid>/clear_refs, so it is per format.
+ *   - `slow-csv`: a client that reads 1 MiB/s for 3 s then hangs up; the API's memory must
+ *     stay flat (backpressure) and its cursor must be gone afterwards.
+ *
+ * Targets: every format under 256 MB peak RSS; json and csv at least 50,000 rows/s.
+ *
+ * Run: `pnpm exec node bench/downloads.ts [--rows 200000] [--repeat 2] [--formats json,csv,xlsx,sql]
+ *       [--json-out <file>] [--keep-db] [--reuse] [--api-node-options=--max-semi-space-size=16]`
+ * `--api-node-options` is passed to the API process as NODE_OPTIONS. V8 sizes the young generation
+ * from the machine's memory (up to 2 × 64 MB semi-spaces on this 24 GB machine), and any allocation-
+ * heavy work fills it: that, not the download, is most of the peak above the idle RSS.
+ * `--keep-db` keeps the seeded database; `--reuse` then uses it instead of seeding again.
+ * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { KeysService } from '../apps/api/src/keys/service.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '200000' },
+    repeat: { type: 'string', default: '2' },
+    formats: { type: 'string', default: 'json,csv,xlsx,sql,slow-csv' },
+    'json-out': { type: 'string' },
+    'keep-db': { type: 'boolean', default: false },
+    reuse: { type: 'boolean', default: false },
+    'api-node-options': { type: 'string', default: '' },
+  },
+});
+const ROWS = Number(args.rows);
+const REPEAT = Math.max(1, Number(args.repeat));
+const FORMATS = args.formats!.split(',').filter(Boolean);
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DB_NAME = 'scrapejobs_bench_downloads';
+const DATABASE_URL = (() => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${DB_NAME}`;
+  return u.toString();
+})();
+const PREFIX = `bench-${randomBytes(4).toString('hex')}`;
+const QUERIES = ['title', 'price', 'sku', 'description', 'category', 'rating'];
+const TARGETS = { peakRssMb: 256, rowsPerSecond: { json: 50_000, csv: 50_000 } as Record<string, number> };
+
+const tmp = mkdtempSync(join(os.tmpdir(), 'bench-downloads-'));
+let api: ChildProcess | undefined;
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as { port: number };
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+const logFile = join(tmp, 'api.log');
+const tail = () => {
+  try {
+    return readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
+  } catch {
+    return '';
+  }
+};
+
+async function startApi(): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['apps/api/src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL,
+      REDIS_URL,
+      PORT: String(port),
+      QUEUE_PREFIX: PREFIX,
+      API_RATE_LIMIT_PER_MINUTE: '100000000',
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, args['api-node-options']].filter(Boolean).join(' '),
+    },
+    stdio: ['ignore', openSync(logFile, 'w'), openSync(logFile, 'a')],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}):\n${tail()}`);
+    try {
+      if ((await fetch(`${base}/ready`)).status === 200) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the API did not become ready:\n${tail()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stopApi(): Promise<void> {
+  if (!api || api.exitCode !== null || api.signalCode !== null) return;
+  const exited = once(api, 'exit');
+  api.kill('SIGTERM');
+  const timer = setTimeout(() => api?.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function cleanup(): Promise<void> {
+  await stopApi().catch(() => {});
+  const redis = new Redis(REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } catch {
+    // Redis gone: nothing to clean
+  } finally {
+    redis.disconnect();
+  }
+  if (!args['keep-db'])
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`)).catch(() => {});
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** A database with one job of six queries and one finished run of ROWS records; returns the ids. */
+async function seed(): Promise<{ token: string; jobId: string; runId: string }> {
+  if (args.reuse) {
+    const reused = await reuseSeed().catch(() => undefined);
+    if (reused) return reused;
+  }
+  await admin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
+    await c.query(`CREATE DATABASE "${DB_NAME}"`);
+  });
+  await applyMigrations(DATABASE_URL);
+  const db = createDatabase({ url: DATABASE_URL, max: 2, queryTimeoutMs: 600_000 });
+  try {
+    const { token, userId } = await new KeysService(db).create({
+      email: 'bench@example.com',
+      mode: 'test',
+      scopes: ['jobs:read', 'jobs:write'],
+      name: 'bench',
+    });
+    const jobId = newId('job');
+    const runId = newId('run');
+    const now = new Date();
+    await db.job.create({
+      data: {
+        id: jobId,
+        userId,
+        mode: 'test',
+        name: 'Download bench',
+        source: 'https://shop.example/items?page=[1-1000]',
+        queries: QUERIES.map((name) => ({ name, type: 'css', query: `.${name}`, join: false })),
+        rateLimit: 10,
+        status: 'success',
+        createdAt: now,
+        updatedAt: now,
+        lastRunAt: now,
+        lastRunId: runId,
+        resultsCount: ROWS,
+      },
+    });
+    await db.run.create({
+      data: {
+        id: runId,
+        jobId,
+        status: 'success',
+        trigger: 'manual',
+        startedAt: now,
+        finishedAt: now,
+        durationMs: 1,
+        resultsCount: ROWS,
+      },
+    });
+    // Realistic text: 20–120 characters per value, with commas, quotes and the odd missing value.
+    await db.pool.query(
+      `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
+       SELECT 'res_' || lpad(g::text, 26, '0'), $1, $2,
+              'https://shop.example/items?page=' || (g / 200 + 1), g / 200, g % 200,
+              jsonb_build_object(
+                'title', 'Product ' || g || ' – "Deluxe" edition, size ' || (g % 7),
+                'price', to_char((g % 10000) / 100.0, 'FM9999.00') || ' EUR',
+                'sku', 'SKU-' || lpad(g::text, 8, '0'),
+                'description', repeat('Lorem ipsum, dolor sit amet. ', 1 + g % 4),
+                'category', CASE WHEN g % 11 = 0 THEN NULL ELSE 'Category ' || (g % 37) END,
+                'rating', ((g % 50) / 10.0)::text),
+              now() - (g || ' ms')::interval
+       FROM generate_series(1, $3::int) g`,
+      [runId, jobId, ROWS],
+    );
+    await db.pool.query('VACUUM ANALYZE results');
+    return { token, jobId, runId };
+  } finally {
+    await db.$disconnect();
+    await db.pool.end();
+  }
+}
+
+/** The data of an earlier `--keep-db` run, when it has the same number of records. */
+async function reuseSeed() {
+  const db = createDatabase({ url: DATABASE_URL, max: 1 });
+  try {
+    const run = await db.run.findFirst({ where: { resultsCount: ROWS }, include: { job: true } });
+    if (!run) return undefined;
+    const { token } = await new KeysService(db).create({
+      email: 'bench@example.com',
+      mode: 'test',
+      scopes: ['jobs:read'],
+      name: 'bench',
+    });
+    return { token, jobId: run.jobId, runId: run.id };
+  } finally {
+    await db.$disconnect();
+    await db.pool.end();
+  }
+}
+
+function status(pid: number): { rss: number; hwm: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(text.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+  return { rss: kb('VmRSS') * 1024, hwm: kb('VmHWM') * 1024 };
+}
+
+/** Resets VmHWM so the next reading is the peak of what follows (Linux clear_refs). */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Samples the API's RSS until stopped; returns the highest sample. */
+function sampleRss(pid: number) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, status(pid).rss);
+  }, 10);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, status(pid).rss);
+  };
+}
+
+interface Run {
+  seconds: number;
+  firstByteMs: number;
+  bytes: number;
+  lines: number;
+  tailText: string;
+}
+
+async function download(base: string, path: string, token: string, bytesPerSecond?: number, maxMs?: number) {
+  const started = performance.now();
+  const controller = new AbortController();
+  const res = await fetch(`${base}${path}`, {
+    headers: { Authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  const firstByteMs = performance.now() - started;
+  let bytes = 0;
+  let lines = 0;
+  let last = Buffer.alloc(0);
+  const reader = res.body!.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.length;
+      for (let i = value.indexOf(10); i !== -1; i = value.indexOf(10, i + 1)) lines++;
+      last = Buffer.from(value.subarray(Math.max(0, value.length - 32)));
+      const elapsed = performance.now() - started;
+      if (maxMs && elapsed > maxMs) {
+        controller.abort();
+        break;
+      }
+      if (bytesPerSecond) {
+        const due = (bytes / bytesPerSecond) * 1000 - elapsed;
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+      }
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  }
+  return {
+    seconds: (performance.now() - started) / 1000,
+    firstByteMs,
+    bytes,
+    lines,
+    tailText: last.toString('latin1'),
+  } satisfies Run;
+}
+
+/** Checks the end of each file, so a cut stream is never counted as a result. */
+function complete(format: string, run: Run): boolean {
+  if (format === 'json') return run.tailText.endsWith('\n]') && run.lines === ROWS + 1;
+  if (format === 'csv') return run.lines === ROWS + 1;
+  if (format === 'sql') return run.tailText.endsWith('COMMIT;\n') && run.lines === ROWS + 3;
+  // xlsx: the zip ends with its end-of-central-directory record (PK\x05\x06 …).
+  return run.tailText.includes('PK\x05\x06');
+}
+
+const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
+
+async function fetchingSessions(): Promise<number> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    const res = await client.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'FETCH % FROM download'",
+    );
+    return res.rows[0].n as number;
+  } finally {
+    await client.end();
+  }
+}
+
+async function main() {
+  console.error(`seeding ${ROWS} records …`);
+  const seeded = await seed();
+  const results: Record<string, unknown>[] = [];
+  // A fresh API process per format, so no format inherits another's heap growth.
+  for (const name of FORMATS) {
+    const started = await startApi();
+    api = started.child;
+    const pid = api.pid!;
+    // One small request first, so the idle figure includes the code paths of a download.
+    await download(started.base, `/jobs/${seeded.jobId}/results?limit=1`, seeded.token);
+    const idle = status(pid).rss;
+    const slow = name === 'slow-csv';
+    const format = slow ? 'csv' : name;
+    const path = `/jobs/${seeded.jobId}/download?format=${format}`;
+    const runs: Run[] = [];
+    const hwmReset = resetPeak(pid);
+    const stop = sampleRss(pid);
+    for (let i = 0; i < (slow ? 1 : REPEAT); i++) {
+      const run = slow
+        ? await download(started.base, path, seeded.token, 1024 * 1024, 3_000)
+        : await download(started.base, path, seeded.token);
+      if (!slow && !complete(format, run)) throw new Error(`${format}: incomplete file (${run.lines} lines)`);
+      runs.push(run);
+    }
+    const peakSampled = stop();
+    const peak = Math.max(peakSampled, hwmReset ? status(pid).hwm : 0);
+    const best = runs.reduce((a, b) => (a.seconds <= b.seconds ? a : b));
+    let leftOpen: number | undefined;
+    if (slow) {
+      for (let i = 0; i < 50; i++) {
+        leftOpen = await fetchingSessions();
+        if (leftOpen === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await stopApi();
+    const row = {
+      format: name,
+      rows: slow ? undefined : ROWS,
+      seconds: Math.round(best.seconds * 100) / 100,
+      rows_per_s: slow ? undefined : Math.round(ROWS / best.seconds),
+      mb_per_s: Math.round((best.bytes / 1024 / 1024 / best.seconds) * 10) / 10,
+      file_mb: mb(best.bytes),
+      first_byte_ms: Math.round(best.firstByteMs),
+      idle_rss_mb: mb(idle),
+      peak_rss_mb: mb(peak),
+      peak_from: hwmReset
+        ? 'VmHWM (reset before the download) and 10 ms VmRSS samples'
+        : '10 ms VmRSS samples',
+      cursor_left_open: leftOpen,
+      meets_targets:
+        mb(peak) < TARGETS.peakRssMb &&
+        (slow ||
+          TARGETS.rowsPerSecond[format] === undefined ||
+          ROWS / best.seconds >= TARGETS.rowsPerSecond[format]!) &&
+        (!slow || leftOpen === 0),
+    };
+    results.push(row);
+    console.error(JSON.stringify(row));
+  }
+  const summary = {
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+    rows: ROWS,
+    columns: 2 + QUERIES.length,
+    api_node_options: args['api-node-options'] || null,
+    targets: TARGETS,
+    results,
+  };
+  console.log(JSON.stringify(summary, null, 2));
+  console.log('\n| format | rows/s | MB/s | file MB | first byte ms | idle RSS MB | peak RSS MB | targets |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results as Record<string, string | number | boolean | undefined>[])
+    console.log(
+      `| ${r.format} | ${r.rows_per_s ?? '-'} | ${r.mb_per_s} | ${r.file_mb} | ${r.first_byte_ms} | ${r.idle_rss_mb} | ${r.peak_rss_mb} | ${r.meets_targets ? 'met' : 'MISSED'} |`,
+    );
+  if (args['json-out']) writeFileSync(args['json-out'], JSON.stringify(summary, null, 2));
+  return results.every((r) => r.meets_targets);
+}
+
+try {
+  const ok = await main();
+  await cleanup();
+  process.exit(ok ? 0 : 1);
+} catch (err) {
+  console.error(err);
+  await cleanup();
+  process.exit(1);
+}
