@@ -124,23 +124,10 @@ const APPS: Record<string, AppInfo> = {
     queue: catalog.webhookDeliveries.name,
   },
 };
-/** Names the deployment files may set that an app's schema does not (yet) list. */
-const EXTRA_SETTINGS: Record<string, string[]> = {
-  // The webhook worker's ops port (/metrics, /health, /ready) is being added; drop this once
-  // apps/webhook-worker/src/config.ts reads METRICS_PORT.
-  'webhook-worker': ['METRICS_PORT'],
-};
-const knownSetting = (app: string, name: string) =>
-  name in (APPS[app]?.schema.shape ?? {}) || (EXTRA_SETTINGS[app] ?? []).includes(name);
-/**
- * The settings an app ends up with: the given ones parsed, the rest defaulted, as at its start
- * (plus the EXTRA_SETTINGS given, as they are).
- */
+const knownSetting = (app: string, name: string) => name in (APPS[app]?.schema.shape ?? {});
+/** The settings an app ends up with: the given ones parsed, the rest defaulted, as at its start. */
 function appConfig(app: string, env: Record<string, string>): Record<string, unknown> {
-  const extra = Object.fromEntries(
-    Object.entries(env).filter(([k]) => (EXTRA_SETTINGS[app] ?? []).includes(k)),
-  );
-  return { ...extra, ...(parseConfig(APPS[app]!.schema, env) as Record<string, unknown>) };
+  return parseConfig(APPS[app]!.schema, env) as Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------------------------------------

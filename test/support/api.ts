@@ -17,6 +17,8 @@ export interface TestApiOptions {
   rateLimit?: number;
   proxies?: ProxyEntry[];
   adminToken?: string;
+  /** Webhook settings read by webhooksServiceFor (loopback receivers need private targets allowed). */
+  webhooks?: { WEBHOOK_SECRET_KEY?: Buffer; ALLOW_PRIVATE_NETWORK_TARGETS?: boolean };
 }
 
 /** The real app wired to a real database, Redis and BullMQ queue, as main.ts does. */
@@ -54,6 +56,7 @@ export function buildTestApi(opts: TestApiOptions) {
   const app = createApp(
     {
       config: {
+        ...opts.webhooks,
         API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
         QUEUE_PREFIX: opts.prefix,
         PROXY_URLS: opts.proxies ?? [],

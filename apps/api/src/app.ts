@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { consoleRouter } from '@scrapejobs/console';
 import type { Database } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
 import { Histogram, type Registry } from '@scrapejobs/observability';
@@ -15,12 +16,14 @@ import { healthRoutes } from './http/health.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { mountRoutes } from './http/routes.ts';
+import { parseCreateJob } from './jobs/input.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import { KeysService } from './keys/service.ts';
 import { resultRoutes } from './results/routes.ts';
 import { ResultsService } from './results/service.ts';
 import type { Scheduler } from './schedules/scheduler.ts';
-import { webhookRoutesFor } from './webhooks/routes.ts';
+import { webhookRoutesFor, webhooksServiceFor } from './webhooks/routes.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
 
@@ -110,6 +113,23 @@ export function createApp(
   });
   app.use('/docs', express.static(swaggerUiDir, { index: false }));
 
+  // The account console: HTML pages with their own session auth, before the API's key auth.
+  app.use(
+    '/console',
+    consoleRouter({
+      db,
+      redis,
+      log,
+      prefix: config.QUEUE_PREFIX,
+      services: {
+        keys: new KeysService(db),
+        jobs,
+        results: new ResultsService(db),
+        webhooks: webhooksServiceFor(deps),
+      },
+      parseJob: (raw) => parseCreateJob(raw, config.PROXY_URLS),
+    }),
+  );
   app.use(resolveAuth(db));
   app.use(rateLimit(redis, config.QUEUE_PREFIX, config.API_RATE_LIMIT_PER_MINUTE));
   app.use(mountRoutes(routes));

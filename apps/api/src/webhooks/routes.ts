@@ -1,0 +1,159 @@
+import {
+  createWebhookSchema,
+  deliveryListSchema,
+  deliverySchema,
+  listDeliveriesQuerySchema,
+  listWebhooksQuerySchema,
+  webhookListSchema,
+  webhookSchema,
+} from '@scrapejobs/contracts';
+import type { Database } from '@scrapejobs/db';
+import type { Logger } from '@scrapejobs/logging';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import type { z } from 'zod';
+import type { ApiConfig } from '../config.ts';
+import { defineRoute, type RouteDef } from '../http/routes.ts';
+import { toDeliveryView, toWebhookView } from './presenter.ts';
+import { WebhooksService } from './service.ts';
+
+const tag = 'Webhooks';
+
+export function webhookRoutes(webhooks: WebhooksService): RouteDef[] {
+  const one = { 200: { description: 'The webhook.', schema: webhookSchema } };
+  const queued = { 202: { description: 'The delivery, queued for sending.', schema: deliverySchema } };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/webhooks',
+      tag,
+      scope: 'webhooks:read',
+      summary: 'List the webhooks of the caller (in the key mode), newest first',
+      query: listWebhooksQuerySchema,
+      responses: { 200: { description: 'A page of webhooks.', schema: webhookListSchema } },
+      handler: async ({ principal, query }) => {
+        const page = await webhooks.list(principal, query);
+        const items = page.items.map(toWebhookView);
+        return { status: 200, body: { webhooks: items, count: items.length, next_cursor: page.nextCursor } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks',
+      tag,
+      scope: 'webhooks:write',
+      summary: 'Create a webhook: the URL receives signed POSTs for the subscribed events of every job',
+      body: createWebhookSchema as z.ZodType<z.output<typeof createWebhookSchema>>,
+      responses: {
+        201: { description: 'The created webhook (the secret is never returned).', schema: webhookSchema },
+      },
+      handler: async ({ principal, body }) => {
+        const webhook = await webhooks.create(principal, body);
+        return {
+          status: 201,
+          body: toWebhookView(webhook),
+          headers: { Location: `/webhooks/${webhook.id}` },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/{id}',
+      tag,
+      scope: 'webhooks:read',
+      summary: 'Get a webhook',
+      responses: one,
+      handler: async ({ principal, params }) => ({
+        status: 200,
+        body: toWebhookView(await webhooks.get(principal, params.id!)),
+      }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/webhooks/{id}',
+      tag,
+      scope: 'webhooks:write',
+      summary: 'Delete a webhook and its delivery history (queued attempts are dropped)',
+      responses: { 204: { description: 'Deleted.' } },
+      handler: async ({ principal, params }) => {
+        await webhooks.delete(principal, params.id!);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/{id}/deliveries',
+      tag,
+      scope: 'webhooks:read',
+      summary: 'List the deliveries of a webhook with every attempt, newest first',
+      query: listDeliveriesQuerySchema,
+      responses: { 200: { description: 'A page of deliveries.', schema: deliveryListSchema } },
+      handler: async ({ principal, params, query }) => {
+        const page = await webhooks.listDeliveries(principal, params.id!, query);
+        const items = page.items.map(toDeliveryView);
+        return {
+          status: 200,
+          body: {
+            webhook_id: params.id,
+            deliveries: items,
+            count: items.length,
+            next_cursor: page.nextCursor,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/{id}/deliveries/{delivery_id}/resend',
+      tag,
+      scope: 'webhooks:write',
+      summary: 'Make one new attempt of a failed delivery (same event id, same body); 409 unless failed',
+      responses: queued,
+      handler: async ({ principal, params }) => ({
+        status: 202,
+        body: toDeliveryView(await webhooks.resend(principal, params.id!, params.delivery_id!)),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/{id}/test',
+      tag,
+      scope: 'webhooks:write',
+      summary: 'Send a webhook.test event to this endpoint alone',
+      responses: queued,
+      handler: async ({ principal, params }) => ({
+        status: 202,
+        body: toDeliveryView(await webhooks.test(principal, params.id!)),
+      }),
+    }),
+  ];
+}
+
+/** Loggers already told that the development key is in use: once per app is enough. */
+const warned = new WeakSet<Logger>();
+
+type WebhookConfig = Partial<
+  Pick<ApiConfig, 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEY_PREVIOUS' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>
+>;
+
+/**
+ * The service wired from createApp's dependencies. Its `config` type predates webhooks, so the
+ * webhook settings are read when present (main.ts passes the whole ApiConfig) and default
+ * otherwise: private targets refused, and the development key, with a warning.
+ */
+export function webhooksServiceFor(deps: { db: Database; log: Logger; config: object }): WebhooksService {
+  const config = deps.config as WebhookConfig;
+  if (!config.WEBHOOK_SECRET_KEY && !warned.has(deps.log)) {
+    warned.add(deps.log);
+    deps.log.warn(
+      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
+    );
+  }
+  const box = new SecretBox(
+    config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
+    config.WEBHOOK_SECRET_KEY_PREVIOUS,
+  );
+  return new WebhooksService(deps.db, { box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS ?? false });
+}
+
+export const webhookRoutesFor = (deps: { db: Database; log: Logger; config: object }): RouteDef[] =>
+  webhookRoutes(webhooksServiceFor(deps));

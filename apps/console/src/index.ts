@@ -1,0 +1,2 @@
+export type { ConsoleDeps, ConsoleServices } from './deps.ts';
+export { consoleRouter } from './router.ts';

@@ -1,0 +1,101 @@
+import { isDatabaseUnavailable } from '@scrapejobs/db';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import { Accounts } from './auth/accounts.ts';
+import { loadConsoleConfig } from './config.ts';
+import type { ConsoleDeps } from './deps.ts';
+import { assetHandler } from './http/assets.ts';
+import { CSRF_FIELD, csrfMatches } from './http/csrf.ts';
+import { securityHeaders } from './http/headers.ts';
+import { Kit, serviceFailure } from './http/kit.ts';
+import { readCookie, SESSION_COOKIE, SessionStore } from './http/session.ts';
+import { SignInLimiter } from './http/sign-in-limit.ts';
+import { authRoutes, modeRoutes } from './routes/auth.ts';
+import { jobsRoutes } from './routes/jobs.ts';
+import { keysRoutes } from './routes/keys.ts';
+import { webhooksRoutes } from './routes/webhooks.ts';
+import { errorPage } from './views/errors.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// ioredis failures while Redis is away (the API's client has no offline queue).
+const REDIS_DOWN =
+  /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Command timed out|MaxRetriesPerRequest|enableOfflineQueue/i;
+const unavailable = (err: unknown) =>
+  isDatabaseUnavailable(err) || (err instanceof Error && REDIS_DOWN.test(err.message));
+
+/**
+ * The account console, server-rendered, mounted by the API at /console (same origin).
+ * Every request: session from the cookie; every non-GET: CSRF token checked first;
+ * everything but sign-in: a signed-in session.
+ */
+export function consoleRouter(deps: ConsoleDeps): Router {
+  const alwaysSecure = deps.secureCookies ?? loadConsoleConfig().NODE_ENV === 'production';
+  const kit = new Kit(new SessionStore(deps.redis, deps.prefix), alwaysSecure);
+  const accounts = new Accounts(deps.db);
+  const router = Router();
+
+  router.use(securityHeaders);
+  router.get('/assets/:file', assetHandler());
+  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 300 }));
+
+  router.use(async (req: Request, res: Response, next: NextFunction) => {
+    let session = await kit.sessions.load(readCookie(req.headers.cookie, SESSION_COOKIE));
+    if (session?.data.user) {
+      // A password reset (or a deleted account) ends every session opened before it.
+      const account = await accounts.current(session.data.user.id);
+      if (!account || account.passwordStamp !== session.data.user.passwordStamp) {
+        await kit.sessions.destroy(session.id);
+        kit.setSessionCookie(req, res, null);
+        session = null;
+      }
+    }
+    req.consoleSession = session;
+    if (!SAFE_METHODS.has(req.method)) {
+      const token = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+      if (!session || !csrfMatches(session.data.csrf, token)) {
+        const message = session
+          ? 'The form was not sent from this console (its security token is missing or wrong). Reload the page and try again.'
+          : 'Your session has expired. Sign in again.';
+        return kit.send(res, 403, errorPage(403, message, kit.peek(req)));
+      }
+    }
+    next();
+  });
+
+  router.get('/', (_req, res) => res.redirect(303, '/console/jobs'));
+  authRoutes(router, kit, accounts, new SignInLimiter(deps.redis, deps.prefix));
+
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.consoleSession?.data.user) return next();
+    res.redirect(303, '/console/login');
+  });
+
+  modeRoutes(router, kit);
+  keysRoutes(router, kit, deps.services);
+  jobsRoutes(router, kit, deps);
+  webhooksRoutes(router, kit, deps.services);
+
+  router.use((req: Request, res: Response) => {
+    kit.send(res, 404, errorPage(404, 'There is no such page in the console.', kit.peek(req)));
+  });
+
+  router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const failure = serviceFailure(err);
+    const bodyError = (err as { type?: string; status?: number }).type?.startsWith('entity.');
+    const status = failure?.status ?? (bodyError ? 400 : unavailable(err) ? 503 : 500);
+    if (status >= 500)
+      deps.log.error({ err, req_id: req.requestId, path: req.originalUrl }, 'console request failed');
+    if (res.headersSent) return void res.destroy();
+    const message =
+      status === 404
+        ? 'It does not exist, or it belongs to another account or to the other mode.'
+        : status === 503
+          ? 'The service is temporarily unavailable. Try again shortly.'
+          : status >= 500
+            ? 'An internal error occurred; it has been logged.'
+            : (failure?.message ?? 'The request could not be read.');
+    if (status === 503) res.set('Retry-After', '5');
+    kit.send(res, status, errorPage(status, message, kit.peek(req)));
+  });
+
+  return router;
+}

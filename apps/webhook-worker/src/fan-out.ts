@@ -1,0 +1,205 @@
+import {
+  encodeEnvelope,
+  RESEND_COMMAND,
+  resendCommandSchema,
+  TEST_EVENT,
+  WEBHOOK_EVENTS,
+} from '@scrapejobs/contracts';
+import { newId } from '@scrapejobs/db';
+import type { Logger } from '@scrapejobs/logging';
+import type { Payload } from '@scrapejobs/queues';
+import type { JobsOptions } from 'bullmq';
+import type pg from 'pg';
+
+export const DELIVER_JOB = 'deliver';
+export const RESEND_JOB = 'resend';
+/** A resend's queue id: unique per resend, and the same however often the fan-out repeats it. */
+export const resendJobId = (deliveryId: string, attempts: number) => `${deliveryId}-r${attempts}`;
+
+// Columns are TIMESTAMP(3) holding UTC (as Prisma writes them): convert explicitly, whatever the
+// session or process time zone.
+
+type DeliveryJob = { name: string; data: Payload<'webhookDeliveries'>; opts: JobsOptions };
+
+/** The part of the BullMQ queue the fan-out uses (adding with a given job id is idempotent). */
+export interface DeliveryQueue {
+  addBulk(jobs: DeliveryJob[]): Promise<unknown>;
+}
+
+interface EventRow {
+  id: string;
+  user_id: string;
+  mode: string;
+  kind: string;
+  data: unknown;
+  created_at: Date;
+}
+
+const SUBSCRIBABLE = new Set<string>(WEBHOOK_EVENTS);
+
+/**
+ * Turns outbox events into deliveries, exactly once per (webhook, event), and queues them.
+ *
+ * A batch of undispatched events is locked (FOR UPDATE SKIP LOCKED, so concurrent fan-outs
+ * take different events) for the whole pass. The deliveries are inserted outside that
+ * transaction, committed before they are queued so a worker always finds its row, and are
+ * unique per (webhook_id, event_id). Queue ids are delivery ids, so adding again is a no-op.
+ * Only then are the events marked dispatched. A pass that dies anywhere leaves its events
+ * undispatched; the next pass inserts nothing new and re-adds the same ids.
+ */
+export class OutboxFanOut {
+  readonly #pool: pg.Pool;
+  readonly #queue: DeliveryQueue;
+  readonly #batchSize: number;
+  readonly #now: () => Date;
+
+  constructor(pool: pg.Pool, queue: DeliveryQueue, batchSize: number, now: () => Date = () => new Date()) {
+    this.#pool = pool;
+    this.#queue = queue;
+    this.#batchSize = batchSize;
+    this.#now = now;
+  }
+
+  /** One pass; returns the number of events it dispatched. */
+  async runOnce(): Promise<number> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows: events } = await client.query<EventRow>(
+        `SELECT id, user_id, mode::text AS mode, kind, data, created_at AT TIME ZONE 'UTC' AS created_at FROM events
+         WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [this.#batchSize],
+      );
+      if (events.length === 0) {
+        await client.query('COMMIT');
+        return 0;
+      }
+      const jobs = [
+        ...(await this.#createDeliveries(events.filter((e) => SUBSCRIBABLE.has(e.kind)))),
+        ...(await this.#testDeliveries(events.filter((e) => e.kind === TEST_EVENT))),
+        ...resendJobs(events),
+      ];
+      if (jobs.length) await this.#queue.addBulk(jobs);
+      await client.query(
+        `UPDATE events SET dispatched_at = $2::timestamptz AT TIME ZONE 'UTC' WHERE id = ANY($1)`,
+        [events.map((e) => e.id), this.#now()],
+      );
+      await client.query('COMMIT');
+      return events.length;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * One autocommitted statement: inserts a delivery per subscribed active webhook of each
+   * event's owner and mode, and returns every never-attempted delivery of these events, new or
+   * left by an earlier pass that died (the no-op DO UPDATE makes RETURNING include those).
+   */
+  async #createDeliveries(events: EventRow[]): Promise<DeliveryJob[]> {
+    if (events.length === 0) return [];
+    const now = this.#now();
+    const { rows } = await this.#pool.query<{ id: string }>(
+      `INSERT INTO deliveries (id, webhook_id, event_id, event_kind, body, status, attempts, created_at, updated_at)
+       SELECT $6 || upper(substr(md5(gen_random_uuid()::text), 1, 16)), w.id, e.id, e.kind, e.body,
+              'pending', 0, t.at, t.at
+       FROM unnest($1::text[], $2::text[], $3::"Mode"[], $4::text[], $5::text[])
+              AS e(id, user_id, mode, kind, body)
+       JOIN webhooks w ON w.user_id = e.user_id AND w.mode = e.mode AND w.active AND e.kind = ANY(w.events)
+       CROSS JOIN (SELECT $7::timestamptz AT TIME ZONE 'UTC' AS at) AS t
+       ON CONFLICT (webhook_id, event_id) DO UPDATE SET updated_at = deliveries.updated_at
+         WHERE deliveries.status = 'pending' AND deliveries.attempts = 0
+       RETURNING id`,
+      [
+        events.map((e) => e.id),
+        events.map((e) => e.user_id),
+        events.map((e) => e.mode),
+        events.map((e) => e.kind),
+        // Built once per event: every delivery and every retry of it sends these bytes.
+        events.map((e) => encodeEnvelope({ ...e, createdAt: e.created_at })),
+        // Ids shaped as newId('dlv') makes them: creation time first, so they sort by it, then
+        // 16 random characters (hex digits are Crockford base32 digits too).
+        newId('dlv', now.getTime()).slice(0, 'dlv_'.length + 10),
+        now,
+      ],
+    );
+    return rows.map((d) => ({ name: DELIVER_JOB, data: { deliveryId: d.id }, opts: { jobId: d.id } }));
+  }
+
+  /** The delivery the API created with a test event, queued for a single attempt. */
+  async #testDeliveries(events: EventRow[]): Promise<DeliveryJob[]> {
+    if (events.length === 0) return [];
+    const { rows } = await this.#pool.query<{ id: string }>(
+      `SELECT d.id FROM deliveries d
+       JOIN unnest($1::text[], $2::text[]) AS p(webhook_id, event_id)
+         ON d.webhook_id = p.webhook_id AND d.event_id = p.event_id
+       WHERE d.status = 'pending' AND d.attempts = 0`,
+      [
+        events.map((e) => (e.data as { webhook_id?: string } | null)?.webhook_id ?? ''),
+        events.map((e) => e.id),
+      ],
+    );
+    // A test event is tried once; the contract's retries are for job events.
+    return rows.map((d) => ({
+      name: DELIVER_JOB,
+      data: { deliveryId: d.id },
+      opts: { jobId: d.id, attempts: 1 },
+    }));
+  }
+}
+
+function resendJobs(events: EventRow[]): DeliveryJob[] {
+  // A malformed command is dropped (marked dispatched with its batch), never retried forever.
+  return events
+    .filter((e) => e.kind === RESEND_COMMAND)
+    .flatMap((e) => {
+      const parsed = resendCommandSchema.safeParse(e.data);
+      return parsed.success ? [parsed.data] : [];
+    })
+    .map((c) => ({
+      name: RESEND_JOB,
+      data: { deliveryId: c.delivery_id },
+      opts: { jobId: resendJobId(c.delivery_id, c.attempts), attempts: 1 },
+    }));
+}
+
+/** Runs the fan-out until stopped: again at once after a full batch, else after `pollMs`. */
+export function startFanOutLoop(
+  fanOut: OutboxFanOut,
+  opts: { pollMs: number; batchSize: number; log: Logger },
+) {
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopped) {
+      try {
+        const n = await fanOut.runOnce();
+        failures = 0;
+        if (n < opts.batchSize) await sleep(opts.pollMs);
+      } catch (err) {
+        failures++;
+        opts.log.error({ err: (err as Error).message, failures }, 'outbox fan-out failed; retrying');
+        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import type { DeliveryStatusName } from '@scrapejobs/contracts';
+import type pg from 'pg';
+import { microBatch } from './batch.ts';
+
+/** A delivery with what an attempt needs of its webhook. */
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  event_kind: string;
+  body: string;
+  status: DeliveryStatusName;
+  attempts: number;
+  webhook_id: string;
+  url: string;
+  secret_encrypted: string;
+  active: boolean;
+}
+
+export interface AttemptRecord {
+  attemptId: string;
+  deliveryId: string;
+  /** The attempts the delivery must still have; the record is refused otherwise. */
+  expected: number;
+  status: DeliveryStatusName;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  at: Date;
+}
+
+// Columns are TIMESTAMP(3) holding UTC (as Prisma writes them): converted explicitly in SQL.
+
+/** The webhook worker's reads and writes of deliveries, batched across concurrent attempts. */
+export class DeliveryStore {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** The delivery with its webhook, or undefined when either is gone. */
+  readonly load = microBatch(async (ids: string[]): Promise<(DeliveryRow | undefined)[]> => {
+    const { rows } = await this.#pool.query<DeliveryRow>(
+      `SELECT d.id, d.event_id, d.event_kind, d.body, d.status, d.attempts,
+              w.id AS webhook_id, w.url, w.secret_encrypted, w.active
+       FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY($1)`,
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id));
+  });
+
+  /**
+   * Records an attempt and moves the delivery on (attempts + 1, new status) in one statement,
+   * only if it is still pending with the expected attempts; false when it was not.
+   */
+  readonly record = microBatch(async (records: AttemptRecord[]): Promise<boolean[]> => {
+    // Two entries for one delivery in a batch are duplicates of one attempt: the first counts.
+    const first = new Map<string, AttemptRecord>();
+    for (const r of records) if (!first.has(r.deliveryId)) first.set(r.deliveryId, r);
+    const rs = [...first.values()];
+    const { rows } = await this.#pool.query<{ delivery_id: string; attempt_id: string }>(
+      `WITH i AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::"DeliveryStatus"[], $5::int[],
+                              $6::text[], $7::int[], $8::timestamptz[])
+           AS i(attempt_id, delivery_id, expected, status, status_code, error, duration_ms, at)),
+       d AS (
+         UPDATE deliveries SET attempts = deliveries.attempts + 1, status = i.status,
+                updated_at = now() AT TIME ZONE 'UTC'
+         FROM i WHERE deliveries.id = i.delivery_id AND deliveries.attempts = i.expected
+           AND deliveries.status = 'pending'
+         RETURNING deliveries.id, deliveries.attempts)
+       INSERT INTO delivery_attempts (id, delivery_id, attempt, status_code, error, duration_ms, created_at)
+       SELECT i.attempt_id, d.id, d.attempts, i.status_code, i.error, i.duration_ms, i.at AT TIME ZONE 'UTC'
+       FROM d JOIN i ON i.delivery_id = d.id
+       RETURNING delivery_id, id AS attempt_id`,
+      [
+        rs.map((r) => r.attemptId),
+        rs.map((r) => r.deliveryId),
+        rs.map((r) => r.expected),
+        rs.map((r) => r.status),
+        rs.map((r) => r.statusCode),
+        rs.map((r) => r.error),
+        rs.map((r) => r.durationMs),
+        rs.map((r) => r.at),
+      ],
+    );
+    const recorded = new Set(rows.map((r) => r.attempt_id));
+    return records.map((r) => recorded.has(r.attemptId));
+  });
+
+  /** 410 Gone: the receiver asks for no more deliveries. */
+  async deactivate(webhookId: string): Promise<void> {
+    await this.#pool.query('UPDATE webhooks SET active = false WHERE id = $1', [webhookId]);
+  }
+
+  /** A pending delivery of an inactive webhook ends failed, without an attempt. */
+  async failWithoutAttempt(deliveryId: string): Promise<void> {
+    await this.#pool.query(
+      `UPDATE deliveries SET status = 'failed', updated_at = now() AT TIME ZONE 'UTC'
+       WHERE id = $1 AND status = 'pending'`,
+      [deliveryId],
+    );
+  }
+}

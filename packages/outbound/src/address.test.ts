@@ -1,0 +1,106 @@
+import { classifyAddress, isAllowedAddress } from './index.ts';
+
+// Pure classification of address strings: nothing here opens a connection.
+const cases: [string, 'public' | 'private' | 'metadata'][] = [
+  // public
+  ['8.8.8.8', 'public'],
+  ['93.184.215.14', 'public'],
+  ['100.63.255.255', 'public'],
+  ['100.128.0.0', 'public'],
+  ['172.15.255.255', 'public'],
+  ['172.32.0.0', 'public'],
+  ['2606:4700:4700::1111', 'public'],
+  ['2a00:1450:4001:82a::200e', 'public'],
+  ['::ffff:8.8.8.8', 'public'],
+  ['64:ff9b::808:808', 'public'],
+  // loopback, private, link-local, CGNAT, multicast, unspecified, reserved
+  ['127.0.0.1', 'private'],
+  ['127.255.255.254', 'private'],
+  ['10.0.0.1', 'private'],
+  ['172.16.0.1', 'private'],
+  ['172.31.255.255', 'private'],
+  ['192.168.1.1', 'private'],
+  ['169.254.1.1', 'private'],
+  ['100.64.0.1', 'private'],
+  ['100.127.255.255', 'private'],
+  ['224.0.0.1', 'private'],
+  ['239.255.255.250', 'private'],
+  ['0.0.0.0', 'private'],
+  ['0.1.2.3', 'private'],
+  ['255.255.255.255', 'private'],
+  ['240.0.0.1', 'private'],
+  ['192.0.2.10', 'private'],
+  ['198.18.0.1', 'private'],
+  ['198.51.100.7', 'private'],
+  ['203.0.113.9', 'private'],
+  ['::1', 'private'],
+  ['::', 'private'],
+  ['fc00::1', 'private'],
+  ['fd12:3456:789a::1', 'private'],
+  ['fe80::1', 'private'],
+  ['fe80::1%eth0', 'private'],
+  ['fec0::1', 'private'],
+  ['ff02::1', 'private'],
+  ['100::1', 'private'],
+  ['2001:db8::1', 'private'],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'private'], // Teredo
+  ['2002:c000:0201::1', 'private'], // 6to4 of a documentation address
+  ['2002:0808:0808::1', 'private'], // 6to4 is deprecated: never public
+  ['::127.0.0.1', 'private'], // IPv4-compatible
+  // IPv4-mapped and translated forms judge the embedded address
+  ['::ffff:127.0.0.1', 'private'],
+  ['::ffff:7f00:1', 'private'],
+  ['::FFFF:10.1.2.3', 'private'],
+  ['0:0:0:0:0:ffff:192.168.0.1', 'private'],
+  ['64:ff9b::7f00:1', 'private'],
+  ['[::1]', 'private'],
+  // cloud metadata
+  ['169.254.169.254', 'metadata'],
+  ['169.254.169.253', 'metadata'],
+  ['169.254.170.2', 'metadata'],
+  ['169.254.0.23', 'metadata'],
+  ['100.100.100.200', 'metadata'],
+  ['192.0.0.192', 'metadata'],
+  ['168.63.129.16', 'metadata'],
+  ['fd00:ec2::254', 'metadata'],
+  ['fd00:ec2::23', 'metadata'],
+  ['[fd00:ec2::254]', 'metadata'],
+  ['::ffff:169.254.169.254', 'metadata'],
+  ['::ffff:a9fe:a9fe', 'metadata'],
+  ['64:ff9b::a9fe:a9fe', 'metadata'],
+  ['2002:a9fe:a9fe::1', 'metadata'],
+  ['::169.254.169.254', 'metadata'],
+  // not addresses: fail closed
+  ['localhost', 'private'],
+  ['example.com', 'private'],
+  ['1.2.3', 'private'],
+  ['256.1.1.1', 'private'],
+  ['1::2::3', 'private'],
+  ['', 'private'],
+];
+
+describe('classifyAddress', () => {
+  it.each(cases)('classifies %s as %s', (ip, expected) => {
+    expect(classifyAddress(ip)).toBe(expected);
+  });
+});
+
+describe('isAllowedAddress', () => {
+  it('allows public addresses always', () => {
+    expect(isAllowedAddress('8.8.8.8', false)).toBe(true);
+    expect(isAllowedAddress('2606:4700:4700::1111', false)).toBe(true);
+  });
+
+  it('allows private and loopback addresses only when private targets are allowed', () => {
+    for (const ip of ['127.0.0.1', '::1', '10.1.2.3', '::ffff:192.168.0.1']) {
+      expect(isAllowedAddress(ip, false)).toBe(false);
+      expect(isAllowedAddress(ip, true)).toBe(true);
+    }
+  });
+
+  it('never allows metadata addresses, even when private targets are allowed', () => {
+    for (const ip of ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '::ffff:169.254.169.254']) {
+      expect(isAllowedAddress(ip, true)).toBe(false);
+    }
+  });
+});
