@@ -31,7 +31,7 @@ pnpm install --frozen-lockfile --reporter=silent
 
 # Prisma's CLI fetches a schema engine that `generate` does not run; any executable will do.
 echo "==> generating the Prisma client"
-PRISMA_SCHEMA_ENGINE_BINARY="${PRISMA_SCHEMA_ENGINE_BINARY:-$(command -v true)}" pnpm exec prisma generate >/dev/null
+PRISMA_SCHEMA_ENGINE_BINARY="${PRISMA_SCHEMA_ENGINE_BINARY:-$(type -P true)}" pnpm exec prisma generate >/dev/null
 
 need_service() { # name host port start-command
   if ! (exec 3<>"/dev/tcp/$2/$3") 2>/dev/null; then
