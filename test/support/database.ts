@@ -30,7 +30,8 @@ export interface TestDatabase {
 /** A private database for one test file, copied from the migrated template (see global-setup). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = process.env.TEST_TEMPLATE_DB;
-  if (!template) throw new Error('TEST_TEMPLATE_DB is unset: run the tests through jest (see test/global-setup.ts)');
+  if (!template)
+    throw new Error('TEST_TEMPLATE_DB is unset: run the tests through jest (see test/global-setup.ts)');
   const name = `scrapejobs_t_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   const url = urlFor(name);

@@ -39,7 +39,11 @@ export async function startSite(handler?: (req: IncomingMessage, res: ServerResp
       const write = () => {
         while (sent < 11 && res.write(chunk)) sent++;
         if (sent >= 11) res.end();
-        else res.once('drain', () => (sent++, write()));
+        else
+          res.once('drain', () => {
+            sent++;
+            write();
+          });
       };
       write();
     } else if (url.pathname === '/redirect') {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { commonEnv, ConfigError, parseConfig } from './index.ts';
+import { ConfigError, commonEnv, parseConfig } from './index.ts';
 
 const schema = z.object(commonEnv);
 
@@ -42,7 +42,8 @@ describe('parseConfig', () => {
       attempt();
     } catch (err) {
       const text = (err as Error).message;
-      for (const name of ['REDIS_URL', 'ALLOW_PRIVATE_NETWORK_TARGETS', 'PROXY_URLS', 'LOG_LEVEL']) expect(text).toContain(name);
+      for (const name of ['REDIS_URL', 'ALLOW_PRIVATE_NETWORK_TARGETS', 'PROXY_URLS', 'LOG_LEVEL'])
+        expect(text).toContain(name);
     }
   });
 

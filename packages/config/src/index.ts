@@ -71,7 +71,10 @@ export function parseConfig<S extends z.ZodType>(
 }
 
 /** For a process entry point: parses, or prints the problems (no stack trace) and exits with 1. */
-export function parseConfigOrExit<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+export function parseConfigOrExit<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.output<S> {
   try {
     return parseConfig(schema, env);
   } catch (err) {

@@ -1,13 +1,5 @@
 import type { CreateJobInput, JobStatusName, Scheduling, UpdateJobInput } from '@scrapejobs/contracts';
-import {
-  type Database,
-  isId,
-  type JobModel,
-  type Mode,
-  newId,
-  Prisma,
-  type RunTrigger,
-} from '@scrapejobs/db';
+import { type Database, isId, type JobModel, newId, Prisma, type RunTrigger } from '@scrapejobs/db';
 import { conflict, notFound, validationError } from '../errors.ts';
 import type { Principal } from '../http/auth.ts';
 import { nextRunAt } from '../schedules/cron.ts';

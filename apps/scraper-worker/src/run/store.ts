@@ -32,7 +32,7 @@ export class RunStore {
   /** The run with its job, or null when it is gone or no longer running (cancelled, finished, deleted). */
   async load(runId: string): Promise<{ run: RunModel; job: JobModel } | null> {
     const run = await this.#db.run.findUnique({ where: { id: runId }, include: { job: true } });
-    if (!run || run.status !== 'running') return null;
+    if (run?.status !== 'running') return null;
     const { job, ...rest } = run;
     return { run: rest, job };
   }
@@ -85,7 +85,7 @@ export class RunStore {
   ): Promise<boolean> {
     return this.#db.$transaction(async (tx) => {
       const run = await tx.run.findUnique({ where: { id: runId }, include: { job: true } });
-      if (!run || run.status !== 'running') return false;
+      if (run?.status !== 'running') return false;
       const resultsCount = await tx.result.count({ where: { runId } });
       const durationMs = now.getTime() - run.startedAt.getTime();
       const status = failure ? 'failed' : 'success';
@@ -141,7 +141,7 @@ export class RunStore {
   /** After a pause cancelled the run: record what it did before it stopped. */
   async settleCancelled(runId: string, tally: RunTally): Promise<void> {
     const run = await this.#db.run.findUnique({ where: { id: runId } });
-    if (!run || run.status !== 'cancelled') return;
+    if (run?.status !== 'cancelled') return;
     const resultsCount = await this.#db.result.count({ where: { runId } });
     await this.#db.run.update({ where: { id: runId }, data: { resultsCount, ...tally } });
     await this.#db.job.updateMany({ where: { id: run.jobId, lastRunId: runId }, data: { resultsCount } });
