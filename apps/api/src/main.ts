@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase } from '@scrapejobs/db';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
@@ -56,8 +59,11 @@ scheduler.reconcile(db).then(
   (err: Error) =>
     log.warn({ err: err.message }, 'schedule reconciliation failed; it runs again at the next start'),
 );
+// Commands fail at once while Redis connects (no offline queue), so wait for it briefly before
+// taking requests; if it stays away the API still starts and answers 503 until it is back.
+await Promise.race([once(redis, 'ready'), sleep(3_000)]);
 const server: Server = app.listen(config.PORT, () => {
-  log.info({ port: config.PORT }, 'api listening');
+  log.info({ port: (server.address() as AddressInfo).port }, 'api listening');
 });
 server.keepAliveTimeout = 65_000;
 

@@ -21,7 +21,10 @@ export function toAppError(err: unknown): AppError {
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appErr = toAppError(err);
-    if (appErr.status >= 500) log.error({ err, req_id: req.requestId, path: req.path }, 'request failed');
+    if (appErr.status === 503)
+      log.warn({ err: (err as Error).message, req_id: req.requestId }, 'dependency unavailable');
+    else if (appErr.status >= 500)
+      log.error({ err, req_id: req.requestId, path: req.path }, 'request failed');
     if (appErr.status === 503) res.set('Retry-After', '5');
     if (res.headersSent) {
       res.destroy();
