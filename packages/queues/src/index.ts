@@ -21,8 +21,10 @@ export const catalog = {
     name: 'schedule-ticks',
     // One job per planned time, made by the job scheduler whose id is the job id.
     payload: z.object({ jobId: z.string() }),
+    // A retried tick that finds its run started answers skipped-running, so retrying is safe.
     options: {
-      attempts: 1,
+      attempts: 3,
+      backoff: { type: 'fixed', delay: 1_000 },
       removeOnComplete: { count: 1_000, age: 24 * 3600 },
       removeOnFail: { count: 1_000, age: 7 * 24 * 3600 },
     },

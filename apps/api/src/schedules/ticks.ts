@@ -50,7 +50,8 @@ export function startTickWorker(
   const worker = new Worker(
     catalog.scheduleTicks.name,
     async (tick) => handleTick(deps, catalog.scheduleTicks.payload.parse(tick.data).jobId),
-    { connection, prefix, concurrency: 50 },
+    // No more ticks at once than the API's database pool has connections.
+    { connection, prefix, concurrency: 16 },
   );
   worker.on('error', (err) => deps.log.warn({ err: err.message }, 'tick worker error'));
   return worker;

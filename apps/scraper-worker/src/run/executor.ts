@@ -87,16 +87,35 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
 
   const timeout = AbortSignal.timeout(deps.runTimeoutMs);
   const signal = AbortSignal.any([stop, timeout]);
+  // One flush at a time per run; a failed write keeps its rows and is retried, and a storage
+  // error is never counted against a URL.
   let pending: ResultRow[] = [];
   let lastFlush = Date.now();
-  const flush = async () => {
+  let flushing: Promise<void> = Promise.resolve();
+  const writeBatch = async () => {
     const batch = pending;
     pending = [];
     lastFlush = Date.now();
-    await deps.store.saveResults(runId, job.id, batch);
-    await deps.store.saveProgress(runId, tally);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.store.saveResults(runId, job.id, batch);
+        await deps.store.saveProgress(runId, tally);
+        return;
+      } catch (err) {
+        if (attempt >= 5) {
+          pending = batch.concat(pending);
+          throw err;
+        }
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
+    }
+  };
+  const flush = () => {
+    flushing = flushing.then(writeBatch);
+    return flushing;
   };
 
+  let setupDone = false;
   try {
     const compiled = compileJob(job.queries as unknown as QuerySpec[]);
     const render = (job.renderConfig as RenderConfig | null)?.enabled
@@ -158,7 +177,6 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
           });
           tally.successfulUrls++;
           deps.observer?.page('success');
-          if (pending.length >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
         } catch (err) {
           if (signal.aborted) break;
           tally.failedUrls++;
@@ -166,10 +184,16 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
           failures.push({ index, code: errorCode(err), message: `${url}: ${(err as Error).message}` });
           log.info({ url, code: errorCode(err), err: (err as Error).message }, 'url failed');
         }
+        // Outside the URL's try: a storage error ends the run's execution (the sweep re-queues
+        // it) instead of being counted as a failed URL.
+        if (pending.length >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
       }
     };
+    setupDone = true;
     await Promise.all(Array.from({ length: Math.min(deps.urlConcurrency, urls.length) }, worker));
   } catch (err) {
+    // Past setup, only a storage failure escapes the loop: let the run's execution fail.
+    if (setupDone) throw err;
     if (!signal.aborted) {
       // A job that cannot start at all (bad stored query, no proxies any more) fails as a whole.
       failures.push({ index: -1, code: errorCode(err), message: (err as Error).message });

@@ -42,28 +42,34 @@ export class RunStore {
   }
 
   /**
-   * Stores a batch; (run, url index, row index) is unique, so a run taken over after a crash
-   * writes each record once however often its pages are processed.
+   * Stores a batch in one statement; (run, url index, row index) is unique, so a run taken over
+   * after a crash writes each record once however often its pages are processed. (Prisma's
+   * createMany spent about 150 ms of CPU per 1,000 rows here; this spends about 10.)
    */
   async saveResults(runId: string, jobId: string, rows: readonly ResultRow[]): Promise<void> {
     if (rows.length === 0) return;
     try {
-      await this.#db.result.createMany({
-        data: rows.map((r) => ({
-          id: newId('res', r.scrapedAt.getTime()),
+      await this.#db.pool.query(
+        `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
+         SELECT t.id, $2, $3, t.url, t.url_index, t.row_index, t.data, t.scraped_at
+         FROM unnest($1::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::timestamp(3)[])
+           AS t(id, url, url_index, row_index, data, scraped_at)
+         ON CONFLICT (run_id, url_index, row_index) DO NOTHING`,
+        [
+          rows.map((r) => newId('res', r.scrapedAt.getTime())),
           runId,
           jobId,
-          url: r.url,
-          urlIndex: r.urlIndex,
-          rowIndex: r.rowIndex,
-          data: r.data,
-          scrapedAt: r.scrapedAt,
-        })),
-        skipDuplicates: true,
-      });
+          rows.map((r) => r.url),
+          rows.map((r) => r.urlIndex),
+          rows.map((r) => r.rowIndex),
+          rows.map((r) => JSON.stringify(r.data)),
+          // timestamp(3) holds UTC wall time, as Prisma writes it.
+          rows.map((r) => r.scrapedAt.toISOString().replace('Z', '')),
+        ],
+      );
     } catch (err) {
       // The run was deleted with its job meanwhile: nothing left to keep results for.
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003') return;
+      if ((err as { code?: string }).code === '23503') return;
       throw err;
     }
   }

@@ -1,0 +1,254 @@
+/**
+ * Where the API's time goes, one step at a time: each step a request of bench/api.ts makes is run
+ * in this process alone, many times with 32 in flight (as with 32 connections), against its own
+ * database (`scrapejobs_bench_breakdown`, dropped at the end) and Redis prefix. For each step:
+ * operations per second and CPU time of this Node process per operation (the figure that bounds a
+ * single API process), next to hand-written `pg` equivalents of the Prisma queries.
+ *
+ * Run: `pnpm exec node bench/api-breakdown.ts [--ops 4000]`. Prints a JSON summary, then a Markdown table.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { listJobsQuerySchema } from '@scrapejobs/contracts';
+import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
+import type { Logger } from '@scrapejobs/logging';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { hashToken } from '../apps/api/src/http/auth.ts';
+import { parseCreateJob } from '../apps/api/src/jobs/input.ts';
+import { LIST_SELECT, toDetail, toListItem } from '../apps/api/src/jobs/presenter.ts';
+import { KeysService } from '../apps/api/src/keys/service.ts';
+
+const requireFromLogging = createRequire(new URL('../packages/logging/package.json', import.meta.url));
+const { values: args } = parseArgs({ options: { ops: { type: 'string', default: '4000' } } });
+const OPS = Number(args.ops);
+const CONCURRENCY = 32;
+const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DB_NAME = 'scrapejobs_bench_breakdown';
+const url = new URL(ADMIN_URL);
+url.pathname = `/${DB_NAME}`;
+const DATABASE_URL = url.toString();
+const PREFIX = `bench-${randomBytes(4).toString('hex')}`;
+
+async function admin(sql: string) {
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+interface Step {
+  step: string;
+  ops_per_s: number;
+  cpu_us_per_op: number;
+  wall_us_per_op: number;
+}
+
+/** Runs `fn` OPS times, CONCURRENCY at once (synchronous steps: one after the other). */
+async function measure(step: string, fn: () => unknown, concurrency = CONCURRENCY): Promise<Step> {
+  for (let i = 0; i < Math.min(500, OPS); i++) await fn(); // warm-up (JIT, pool connections)
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < OPS) await fn();
+    }),
+  );
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const result = {
+    step,
+    ops_per_s: Math.round((OPS / wall) * 1000),
+    cpu_us_per_op: Math.round((cpu.user + cpu.system) / OPS),
+    wall_us_per_op: Math.round((wall * 1000) / OPS),
+  };
+  process.stderr.write(`${JSON.stringify(result)}\n`);
+  return result;
+}
+
+await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
+await admin(`CREATE DATABASE "${DB_NAME}"`);
+await applyMigrations(DATABASE_URL);
+// The pool size of apps/api/src/main.ts.
+const db = createDatabase({ url: DATABASE_URL, max: 20, queryTimeoutMs: 5_000 });
+const redis = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+await new Promise((r) => redis.once('ready', r));
+const steps: Step[] = [];
+try {
+  const { token, userId, key } = await new KeysService(db).create({
+    email: 'bench@example.com',
+    mode: 'test',
+    scopes: ['jobs:read', 'jobs:write'],
+    name: 'bench',
+  });
+  const owner = { userId, mode: 'test' as const };
+  // The row JobsService.create writes for a job without schedule.
+  const jobRow = (who: typeof owner, input: ReturnType<typeof parseCreateJob>) => {
+    const now = new Date();
+    return {
+      id: newId('job', now.getTime()),
+      userId: who.userId,
+      mode: who.mode,
+      name: input.name,
+      source: input.source,
+      queries: input.queries,
+      rateLimit: input.rate_limit,
+      status: 'scheduled' as const,
+      createdAt: now,
+      updatedAt: now,
+    };
+  };
+  const body = {
+    name: 'Example',
+    source: 'https://example.com/items',
+    queries: [{ name: 'title', type: 'css', query: 'h1' }],
+  };
+  for (let i = 0; i < 100; i++)
+    await db.job.create({ data: jobRow(owner, parseCreateJob({ ...body, name: `Job ${i}` }, [])) });
+  const otherUser = await new KeysService(db).create({
+    email: 'bench-create@example.com',
+    mode: 'test',
+    scopes: ['jobs:write'],
+    name: 'bench',
+  });
+  const creator = { userId: otherUser.userId, mode: 'test' as const };
+  const hash = hashToken(token);
+  const rows = await db.job.findMany({
+    where: { userId, mode: 'test' },
+    orderBy: { id: 'desc' },
+    take: 101,
+    select: LIST_SELECT,
+  });
+  const detail = await db.job.findFirstOrThrow({ where: { userId } });
+  // The API's logger (packages/logging), with its stdout sent to /dev/null for this measurement.
+  const pino = requireFromLogging('pino') as {
+    pino: (opts: object, dest: unknown) => Logger;
+    stdTimeFunctions: { isoTime: () => string };
+    destination: (opts: object) => unknown;
+  };
+  const sink = pino.pino(
+    {
+      level: 'info',
+      base: { service: 'api' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label: string) => ({ level: label }) },
+    },
+    pino.destination({ dest: '/dev/null', sync: true }),
+  );
+  const rateScript = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+  // Shared by both scenarios.
+  steps.push(await measure('noop (await only)', async () => {}));
+  steps.push(await measure('sha256 of the token', () => hashToken(token), 1));
+  steps.push(
+    await measure('auth: prisma apiKey.findUnique', () =>
+      db.apiKey.findUnique({
+        where: { tokenHash: hash },
+        select: { id: true, userId: true, mode: true, scopes: true, revokedAt: true },
+      }),
+    ),
+  );
+  steps.push(
+    await measure('auth: pg pool.query (same SELECT)', () =>
+      db.pool.query(
+        'SELECT id, user_id, mode, scopes, revoked_at FROM api_keys WHERE token_hash = $1 LIMIT 1',
+        [hash],
+      ),
+    ),
+  );
+  steps.push(
+    await measure('rate limit: redis EVAL', () =>
+      redis.eval(rateScript, 1, `${PREFIX}:ratelimit:key:${key.key_id}:1`, 61_000),
+    ),
+  );
+  steps.push(await measure('redis PING (round trip floor)', () => redis.ping()));
+  steps.push(await measure('pg SELECT 1 (round trip floor)', () => db.pool.query('SELECT 1')));
+
+  // GET /jobs/status
+  steps.push(await measure('list: zod query parse', () => listJobsQuerySchema.parse({}), 1));
+  steps.push(
+    await measure('list: prisma job.findMany (101 rows)', () =>
+      db.job.findMany({
+        where: { userId, mode: 'test' },
+        orderBy: { id: 'desc' },
+        take: 101,
+        select: LIST_SELECT,
+      }),
+    ),
+  );
+  steps.push(
+    await measure('list: pg pool.query (same SELECT)', () =>
+      db.pool.query(
+        `SELECT id, name, source, status, created_at, last_run_at, results_count, next_run_at
+           FROM jobs WHERE user_id = $1 AND mode = 'test' ORDER BY id DESC LIMIT 101`,
+        [userId],
+      ),
+    ),
+  );
+  steps.push(
+    await measure(
+      'list: toListItem + JSON.stringify (100 jobs)',
+      () => JSON.stringify({ jobs: rows.slice(0, 100).map(toListItem), count: 100, next_cursor: null }),
+      1,
+    ),
+  );
+  steps.push(
+    await measure(
+      'request log line (pino, info)',
+      () =>
+        sink.info(
+          { req_id: 'x', method: 'GET', path: '/jobs/status', status: 200, duration_ms: 1 },
+          'request',
+        ),
+      1,
+    ),
+  );
+
+  // POST /jobs
+  steps.push(await measure('create: parseCreateJob (zod + compile css)', () => parseCreateJob(body, []), 1));
+  steps.push(
+    await measure('create: prisma job.create', () =>
+      db.job.create({ data: jobRow(creator, parseCreateJob(body, [])) }),
+    ),
+  );
+  steps.push(
+    await measure('create: prisma $transaction(job.create)', () =>
+      db.$transaction((tx) => tx.job.create({ data: jobRow(creator, parseCreateJob(body, [])) })),
+    ),
+  );
+  steps.push(
+    await measure('create: pg pool.query (same INSERT)', () =>
+      db.pool.query(
+        `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, status, created_at, updated_at)
+         VALUES ($1, $2, 'test', $3, $4, $5, 10, 'scheduled', now(), now()) RETURNING *`,
+        [newId('job'), creator.userId, body.name, body.source, JSON.stringify(body.queries)],
+      ),
+    ),
+  );
+  steps.push(await measure('create: toDetail + JSON.stringify', () => JSON.stringify(toDetail(detail)), 1));
+} finally {
+  await db.$disconnect();
+  await db.pool.end();
+  const keys = await redis.keys(`${PREFIX}:*`);
+  if (keys.length) await redis.unlink(...keys);
+  redis.disconnect();
+  await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
+}
+
+console.log(
+  JSON.stringify({ benchmark: 'api-breakdown', ops: OPS, concurrency: CONCURRENCY, steps }, null, 2),
+);
+console.log('');
+console.log('| step | ops/s | CPU µs/op (this process) | wall µs/op |');
+console.log('|---|---:|---:|---:|');
+for (const s of steps)
+  console.log(`| ${s.step} | ${s.ops_per_s} | ${s.cpu_us_per_op} | ${s.wall_us_per_op} |`);

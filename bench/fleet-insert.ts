@@ -1,0 +1,131 @@
+/**
+ * Companion of bench/fleet.ts: the cost of storing result rows, the worker's hottest path in
+ * that benchmark. Stores the same batches (400 rows of {title, links, price}, as one fleet page
+ * gives) three ways on a private database and reports rows/s and CPU ms of this process per
+ * 1,000 rows:
+ *
+ *   1. `prisma createMany` exactly as apps/scraper-worker/src/run/store.ts `saveResults` does
+ *      (skipDuplicates, ids from `newId`)
+ *   2. one `INSERT … SELECT FROM unnest($1::text[], …) ON CONFLICT DO NOTHING` on the same pg
+ *      pool (`db.pool.query`), bypassing Prisma's query compiler
+ *   3. the same as 2 with ids made from one random prefix plus a counter instead of
+ *      `randomBytes(16)` per row
+ *
+ * Run: `pnpm exec node bench/fleet-insert.ts [--batches 100] [--rows 400]`
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createDatabase, newId } from '@scrapejobs/db';
+import { cpuMsOf, createBenchDatabase, round2 } from './support.ts';
+
+const { values: args } = parseArgs({
+  options: { batches: { type: 'string', default: '100' }, rows: { type: 'string', default: '400' } },
+});
+const BATCHES = Number(args.batches);
+const ROWS = Number(args.rows);
+
+const database = await createBenchDatabase('scrapejobs_bench_insert');
+const db = createDatabase({ url: database.url, max: 4 });
+try {
+  const user = await db.user.create({ data: { id: newId('usr'), email: 'insert@example.com' } });
+  const job = await db.job.create({
+    data: {
+      id: newId('job'),
+      userId: user.id,
+      mode: 'test',
+      name: 'insert',
+      source: 'http://127.0.0.1/p/[1-100]',
+      queries: [],
+      rateLimit: 6000,
+    },
+  });
+
+  const rowsOf = (batch: number) =>
+    Array.from({ length: ROWS }, (_, i) => ({
+      url: `http://127.0.0.1:40000/p/j0/${batch}`,
+      urlIndex: batch,
+      rowIndex: i,
+      data: {
+        title: i === 0 ? `Catalogue j0, page ${batch}` : null,
+        links: `/p/j0/${batch}/item/${i}`,
+        price: `$${(i * 1.37).toFixed(2)}`,
+      },
+      scrapedAt: new Date(),
+    }));
+
+  const SQL = `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::timestamp(3)[])
+    ON CONFLICT DO NOTHING`;
+  const viaPool = async (
+    runId: string,
+    rows: ReturnType<typeof rowsOf>,
+    id: (r: (typeof rows)[number]) => string,
+  ) => {
+    await db.pool.query(SQL, [
+      rows.map(id),
+      rows.map(() => runId),
+      rows.map(() => job.id),
+      rows.map((r) => r.url),
+      rows.map((r) => r.urlIndex),
+      rows.map((r) => r.rowIndex),
+      rows.map((r) => JSON.stringify(r.data)),
+      rows.map((r) => r.scrapedAt.toISOString()),
+    ]);
+  };
+
+  const ways: Record<string, (runId: string, rows: ReturnType<typeof rowsOf>) => Promise<void>> = {
+    'prisma createMany (store.ts saveResults)': async (runId, rows) => {
+      await db.result.createMany({
+        data: rows.map((r) => ({
+          id: newId('res', r.scrapedAt.getTime()),
+          runId,
+          jobId: job.id,
+          url: r.url,
+          urlIndex: r.urlIndex,
+          rowIndex: r.rowIndex,
+          data: r.data,
+          scrapedAt: r.scrapedAt,
+        })),
+        skipDuplicates: true,
+      });
+    },
+    'pg unnest INSERT (db.pool.query)': (runId, rows) =>
+      viaPool(runId, rows, (r) => newId('res', r.scrapedAt.getTime())),
+    'pg unnest INSERT, counter ids': async (runId, rows) => {
+      const base = newId('res').slice(0, 4 + 10 + 8);
+      let n = 0;
+      const salt = randomBytes(2).toString('hex');
+      await viaPool(runId, rows, () => `${base}${salt}${(n++).toString(36).padStart(4, '0')}`.slice(0, 30));
+    },
+  };
+
+  const results = [];
+  for (const [name, insert] of Object.entries(ways)) {
+    const run = await db.run.create({ data: { id: newId('run'), jobId: job.id, trigger: 'manual' } });
+    await insert(run.id, rowsOf(-1)); // warm-up
+    const cpu0 = cpuMsOf(process.pid)!;
+    const t0 = performance.now();
+    for (let b = 0; b < BATCHES; b++) await insert(run.id, rowsOf(b));
+    const ms = performance.now() - t0;
+    const cpu = cpuMsOf(process.pid)! - cpu0;
+    const stored = await db.result.count({ where: { runId: run.id } });
+    results.push({
+      way: name,
+      rows: BATCHES * ROWS,
+      stored: stored - ROWS,
+      seconds: round2(ms / 1000),
+      rows_per_s: Math.round((BATCHES * ROWS) / (ms / 1000)),
+      this_process_cpu_ms_per_1000_rows: round2((cpu / (BATCHES * ROWS)) * 1000),
+    });
+  }
+  console.log(JSON.stringify({ batches: BATCHES, rows_per_batch: ROWS, results }, null, 2));
+  console.log('');
+  console.log('| way | rows | rows/s | CPU ms per 1,000 rows (this process) |');
+  console.log('|---|---:|---:|---:|');
+  for (const r of results)
+    console.log(`| ${r.way} | ${r.stored} | ${r.rows_per_s} | ${r.this_process_cpu_ms_per_1000_rows} |`);
+} finally {
+  await db.$disconnect();
+  await db.pool.end();
+  await database.drop();
+}
