@@ -165,6 +165,32 @@ return n`;
       ),
     ),
   );
+  // One at a time: Prisma batches concurrent findUnique calls of one tick into one query, which a
+  // server whose requests arrive one by one rarely benefits from.
+  steps.push(
+    await measure(
+      'auth: prisma apiKey.findUnique, 1 in flight',
+      () =>
+        db.apiKey.findUnique({
+          where: { tokenHash: hash },
+          select: { id: true, userId: true, mode: true, scopes: true, revokedAt: true },
+        }),
+      1,
+    ),
+  );
+  steps.push(
+    await measure(
+      'auth: pg prepared statement, 1 in flight',
+      () =>
+        db.pool.query({
+          name: 'bench-key-by-hash',
+          text: 'SELECT id, user_id, mode::text, scopes, revoked_at FROM api_keys WHERE token_hash = $1',
+          values: [hash],
+          rowMode: 'array',
+        }),
+      1,
+    ),
+  );
   steps.push(
     await measure('rate limit: redis EVAL', () =>
       redis.eval(rateScript, 1, `${PREFIX}:ratelimit:key:${key.key_id}:1`, 61_000),

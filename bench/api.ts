@@ -7,24 +7,28 @@
  *   3. `GET /bare` on bench/bare-server.ts, a bare Express 5 app in its own process answering the
  *      very list payload of 1, serialised per request: the ceiling for this machine
  *
- * The API runs as a child process (`node apps/api/src/main.ts`) on its own database
- * (`scrapejobs_bench_api`, dropped and re-created) and its own Redis prefix (`bench-<random>`),
+ * The API runs as a child process (`node <production flags> apps/api/src/main.ts`) on its own
+ * database (`scrapejobs_bench_api`, dropped and re-created) and Redis prefix (`bench-<random>`),
  * at LOG_LEVEL=info (the production default); 1 and 2 are then repeated with LOG_LEVEL=warn.
  * Every scenario has a warm-up, then a measured period; a scenario with any non-2xx answer,
  * socket error or timeout is flagged invalid. Everything is cleaned up at the end.
  *
- * The machine is shared by the API, PostgreSQL, Redis and this load generator, and often by other
- * work: each scenario waits (up to --max-wait seconds) for a quiet machine, and reports the CPU each party used
- * while it was measured, with the server's CPU time per request (the figure that bounds one
- * single-threaded API process, and that other load disturbs least).
+ * The machine is shared by the API, PostgreSQL, Redis and this load generator, and often by
+ * other work: each scenario waits for a quiet machine, reports the CPU each party used while it
+ * was measured, and is measured again when other work disturbed it. The server's CPU time per
+ * request is the figure that bounds one single-threaded API process and that others disturb least.
  *
- * Run: `pnpm exec node bench/api.ts [--seconds 15] [--warmup 3] [--connections 32]
- *       [--log-levels info,warn] [--scenarios list,create,bare] [--json-out <file>]
- *       [--max-wait 120] [--retries 2] [--log-dir <dir>] [--cpu-prof <dir>] [--api-entry <file>]`
- *   --log-dir    keep the servers' logs there (default: a temporary directory, removed)
- *   --retries    measure a scenario again (up to this many times) when other work disturbed it
- *   --cpu-prof   runs the API with `node --cpu-prof`, profiles written to <dir> when it stops
- *   --api-entry  another entry point than apps/api/src/main.ts, to measure a candidate change
+ * Run: `pnpm exec node bench/api.ts [options]`
+ *   --seconds 15, --warmup 3, --connections 32   measured and warm-up time per scenario, load
+ *   --scenarios list,create,bare, --log-levels info,warn
+ *   --json-out <file>    also write the JSON summary there
+ *   --max-wait 120       seconds to wait for a quiet machine before each scenario
+ *   --retries 2          measure again (up to this many times) when other work disturbed it
+ *   --log-dir <dir>      keep the servers' logs there (default: a temporary directory, removed)
+ *   --cpu-prof <dir>     run the API with `node --cpu-prof`; profiles are written when it stops
+ *   --api-node-options "<flags>"  Node flags of the API process (default: those of the `start`
+ *                        script of apps/api/package.json, as deployed; "" for none)
+ *   --api-entry <file>   another entry point than apps/api/src/main.ts, to measure a candidate change
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table; exits 1 when a scenario had failures.
  */
@@ -65,6 +69,7 @@ const { values: args } = parseArgs({
     'max-wait': { type: 'string', default: '120' },
     retries: { type: 'string', default: '2' },
     'log-dir': { type: 'string' },
+    'api-node-options': { type: 'string' },
   },
 });
 const MEASURE_S = Number(args.seconds);
@@ -74,6 +79,24 @@ const LOG_LEVELS = args['log-levels']!.split(',').filter(Boolean);
 /** The API's entry point; another file here measures a candidate change side by side. */
 const API_ENTRY = resolve(args['api-entry']!);
 const SCENARIOS = new Set(args.scenarios!.split(','));
+/**
+ * Node options of the API process: by default those of its production start script
+ * (apps/api/package.json `start`: `node <flags> src/main.ts`), so the API runs as deployed.
+ */
+function productionNodeFlags(): string[] {
+  try {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'apps/api/package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    const words = (pkg.scripts?.start ?? '').split(/\s+/);
+    return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
+  } catch {
+    return [];
+  }
+}
+const API_NODE_OPTIONS = (args['api-node-options'] ?? productionNodeFlags().join(' '))
+  .split(' ')
+  .filter(Boolean);
 const MAX_WAIT_S = Number(args['max-wait']);
 const RETRIES = Number(args.retries);
 const CPU_PROF_DIR = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
@@ -150,13 +173,13 @@ async function startApi(logLevel: string): Promise<Started> {
   const port = await freePort();
   const logFile = join(LOG_DIR, `api-${logLevel}.log`);
   const out = openSync(logFile, 'w');
-  const nodeArgs = CPU_PROF_DIR
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${CPU_PROF_DIR}`,
-        `--cpu-prof-name=api-${logLevel}-${Date.now()}.cpuprofile`,
-      ]
-    : [];
+  const nodeArgs = [...API_NODE_OPTIONS];
+  if (CPU_PROF_DIR)
+    nodeArgs.push(
+      '--cpu-prof',
+      `--cpu-prof-dir=${CPU_PROF_DIR}`,
+      `--cpu-prof-name=api-${logLevel}-${Date.now()}.cpuprofile`,
+    );
   // The log goes to a file, as a process manager would collect it; the load generator never reads it.
   const child = spawn(process.execPath, [...nodeArgs, API_ENTRY], {
     cwd: ROOT,
@@ -697,6 +720,8 @@ async function main() {
       list_payload_bytes: payloadBytes,
       jobs_of_list_user: JOBS_OF_LIST_USER,
       api_db_pool: 20,
+      api_entry: relative(ROOT, API_ENTRY),
+      api_node_options: API_NODE_OPTIONS,
     },
     code: codeState(),
     targets: TARGETS,
