@@ -20,7 +20,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function until(condition: () => boolean, ms = 5_000): Promise<void> {
+async function until(condition: () => boolean, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
