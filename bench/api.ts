@@ -26,7 +26,7 @@
  *   --retries 2          measure again (up to this many times) when other work disturbed it
  *   --log-dir <dir>      keep the servers' logs there (default: a temporary directory, removed)
  *   --cpu-prof <dir>     run the API with `node --cpu-prof`; profiles are written when it stops
- *   --api-node-options "<flags>"  Node flags of the API process (default: those of the `start`
+ *   --api-node-options="<flags>"  Node flags of the API process (default: those of the `start`
  *                        script of apps/api/package.json, as deployed; "" for none)
  *   --api-entry <file>   another entry point than apps/api/src/main.ts, to measure a candidate change
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
