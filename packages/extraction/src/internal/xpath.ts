@@ -3,12 +3,15 @@ import fontoxpath from 'fontoxpath';
 import { collapseWhitespace, parseHtml, textContent, XAttr } from './dom.ts';
 import { runWithTimeLimit } from './time-limit.ts';
 import { domhandlerFacade } from './xpath-facade.ts';
+import { evaluateSimplePath, parseSimplePath, type SimplePath } from './xpath-simple.ts';
 
 const { evaluateXPath } = fontoxpath;
 
 export interface CompiledXPath {
   /** The query wrapped so that atomic results come back in their XPath string form. */
   readonly expression: string;
+  /** The same query for the fast path (xpath-simple.ts), when it is within its subset. */
+  readonly simple: SimplePath | null;
 }
 
 const EMPTY_DOCUMENT = parseHtml('');
@@ -53,7 +56,7 @@ export function compileXPath(query: string, timeLimitMs: number, cache = true): 
       // A dynamic error on an empty page (exactly-one(//x), say) may not happen on real pages.
     }
   }
-  return { expression };
+  return { expression, simple: parseSimplePath(query) };
 }
 
 function staticErrorMessage(error: Error): string | null {
@@ -68,6 +71,12 @@ function staticErrorMessage(error: Error): string | null {
 
 /** The string values of an XPath on a parsed page, stopped after `timeLimitMs`. */
 export function evaluateXPathValues(xpath: CompiledXPath, root: Document, timeLimitMs: number): string[] {
+  const fast = xpath.simple && evaluateSimplePath(xpath.simple, root);
+  return fast ?? evaluateWithFontoxpath(xpath, root, timeLimitMs);
+}
+
+/** evaluateXPathValues without the fast path; exported for the tests that compare the two. */
+export function evaluateWithFontoxpath(xpath: CompiledXPath, root: Document, timeLimitMs: number): string[] {
   const items = runWithTimeLimit(
     () =>
       evaluateXPath(xpath.expression, root, domhandlerFacade, null, evaluateXPath.ALL_RESULTS_TYPE, CACHED),
