@@ -5,6 +5,12 @@ const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 export type IdPrefix = 'usr' | 'key' | 'job' | 'run' | 'res' | 'wh' | 'evt' | 'dlv' | 'att';
 
+// Random bytes are drawn from the CSPRNG in blocks: one call per 256 ids instead of one per id
+// (the scraper stores hundreds of results per page, each with an id).
+const POOL_BYTES = 16 * 256;
+let pool = randomBytes(POOL_BYTES);
+let poolOffset = 0;
+
 /** A new time-ordered id such as `job_01JDQ3…` (10 time characters, 16 random). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   let time = '';
@@ -13,9 +19,14 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  const bytes = randomBytes(16);
+  if (poolOffset + 16 > POOL_BYTES) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
   let rand = '';
-  for (const b of bytes) rand += ALPHABET[b % 32];
+  // 256 is a multiple of 32, so each character is uniform over the alphabet.
+  for (let i = poolOffset; i < poolOffset + 16; i++) rand += ALPHABET[(pool[i] as number) % 32];
+  poolOffset += 16;
   return `${prefix}_${time}${rand}`;
 }
 

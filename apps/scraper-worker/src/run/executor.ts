@@ -14,7 +14,7 @@ import type { Logger } from '@scrapejobs/logging';
 import { createProxyPicker, FetchError, fetchPage, type ProxyPicker } from '../fetch/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import type { Renderer } from '../render/index.ts';
-import type { ResultRow, RunFailure, RunStore, RunTally } from './store.ts';
+import type { PageRows, RunFailure, RunStore, RunTally } from './store.ts';
 
 const MAX_URLS = 1000;
 const BATCH_ROWS = 500;
@@ -89,12 +89,15 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
   const signal = AbortSignal.any([stop, timeout]);
   // One flush at a time per run; a failed write keeps its rows and is retried, and a storage
   // error is never counted against a URL.
-  let pending: ResultRow[] = [];
+  let pending: PageRows[] = [];
+  let pendingRows = 0;
   let lastFlush = Date.now();
   let flushing: Promise<void> = Promise.resolve();
   const writeBatch = async () => {
     const batch = pending;
+    const batchRows = pendingRows;
     pending = [];
+    pendingRows = 0;
     lastFlush = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -104,6 +107,7 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
       } catch (err) {
         if (attempt >= 5) {
           pending = batch.concat(pending);
+          pendingRows += batchRows;
           throw err;
         }
         await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
@@ -172,9 +176,12 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
         try {
           const html = await loadHtml(url);
           const scrapedAt = new Date();
-          extract(compiled, html).forEach((data, rowIndex) => {
-            pending.push({ url, urlIndex: index, rowIndex, data, scrapedAt });
-          });
+          // Serialised at once: one string per row is all that waits for the next flush.
+          const rows = extract(compiled, html).map((record) => JSON.stringify(record));
+          if (rows.length > 0) {
+            pending.push({ url, urlIndex: index, scrapedAt, rows });
+            pendingRows += rows.length;
+          }
           tally.successfulUrls++;
           deps.observer?.page('success');
         } catch (err) {
@@ -186,7 +193,7 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
         }
         // Outside the URL's try: a storage error ends the run's execution (the sweep re-queues
         // it) instead of being counted as a failed URL.
-        if (pending.length >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
+        if (pendingRows >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
       }
     };
     setupDone = true;
