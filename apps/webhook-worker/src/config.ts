@@ -30,6 +30,8 @@ export const webhookWorkerEnvSchema = z.object({
   WEBHOOK_OUTBOX_POLL_MS: envInt(10, 60_000).default(50),
   /** Outbox events fanned out per transaction. */
   WEBHOOK_OUTBOX_BATCH: envInt(1, 5_000).default(500),
+  /** Outbox events are deleted this many days after their fan-out; 0 keeps them forever. */
+  WEBHOOK_OUTBOX_RETENTION_DAYS: envInt(0, 36_500).default(30),
   /** Port of /metrics, /health and /ready (0: any free port, logged at start). */
   METRICS_PORT: envInt(0, 65_535).default(9100),
   /** At SIGTERM, attempts in flight get this long to finish before the process exits anyway. */

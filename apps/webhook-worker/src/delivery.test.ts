@@ -60,13 +60,18 @@ async function delivery(over: { attempts?: number; status?: 'pending' | 'failed'
   return { id, webhookId };
 }
 
-const job = (deliveryId: string, attemptsMade: number, moved: number[] = []) =>
+const job = (
+  deliveryId: string,
+  attemptsMade: number,
+  moved: number[] = [],
+  entry: { name: string; id: string; attempts: number } = { name: 'deliver', id: deliveryId, attempts: 6 },
+) =>
   ({
-    name: 'deliver',
-    id: deliveryId,
+    name: entry.name,
+    id: entry.id,
     data: { deliveryId },
     attemptsMade,
-    opts: { attempts: 6 },
+    opts: { attempts: entry.attempts },
     moveToDelayed: async (at: number) => {
       moved.push(at);
     },
@@ -86,6 +91,35 @@ describe('DeliveryProcessor', () => {
       3,
       [[3, 200]],
     ]);
+  });
+
+  it('numbers the attempts of a continuation entry after those recorded before it', async () => {
+    const { id } = await delivery({ attempts: 2 });
+    const entry = { name: 'continue', id: `${id}-c2`, attempts: 4 };
+    answer = { statusCode: 500, error: null, durationMs: 1 };
+    await expect(processor.process(job(id, 0, [], entry), 'token')).rejects.toBeInstanceOf(
+      DeliveryAttemptError,
+    );
+    answer = { statusCode: 200, error: null, durationMs: 1 };
+    expect(await processor.process(job(id, 1, [], entry), 'token')).toBe('succeeded');
+    expect(posts.map((p) => p.headers['X-Service-Delivery-Attempt'])).toEqual(['3', '4']);
+    const d = await row(id);
+    expect([d.status, d.attempts]).toEqual(['succeeded', 4]);
+  });
+
+  it('fails a continuation for good at the sixth attempt', async () => {
+    const { id } = await delivery({ attempts: 4 });
+    answer = { statusCode: 500, error: null, durationMs: 1 };
+    const entry = { name: 'continue', id: `${id}-c4`, attempts: 2 };
+    await expect(processor.process(job(id, 0, [], entry), 'token')).rejects.toBeInstanceOf(
+      DeliveryAttemptError,
+    );
+    await expect(processor.process(job(id, 1, [], entry), 'token')).rejects.toBeInstanceOf(
+      UnrecoverableError,
+    );
+    expect(posts.map((p) => p.headers['X-Service-Delivery-Attempt'])).toEqual(['5', '6']);
+    const d = await row(id);
+    expect([d.status, d.attempts]).toEqual(['failed', 6]);
   });
 
   it('makes no attempt for a queue entry that does not match the delivery state', async () => {

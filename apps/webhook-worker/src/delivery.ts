@@ -7,6 +7,7 @@ import { RESEND_JOB } from './fan-out.ts';
 import type { PostResult } from './http-post.ts';
 import { deliveryHeaders } from './signing.ts';
 import type { DeliveryStore } from './store.ts';
+import { priorAttempts } from './sweep.ts';
 
 export interface Poster {
   post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;
@@ -57,10 +58,12 @@ export class DeliveryProcessor {
 
   async process(job: Job<Payload<'webhookDeliveries'>>, token?: string): Promise<Outcome> {
     const resend = job.name === RESEND_JOB;
-    // A resend is one attempt made from the state it was requested in (its id carries the count).
-    const expected = resend ? Number(job.id?.split('-r').pop()) : job.attemptsMade;
-    const attempt = resend ? 1 : job.attemptsMade + 1;
-    const lastAttempt = resend ? 1 : (job.opts.attempts ?? 1);
+    // A resend is one attempt made from the state it was requested in (its id carries the count);
+    // a continuation, queued again by the sweep, carries on after the attempts its id names.
+    const prior = priorAttempts(job);
+    const expected = resend ? Number(job.id?.split('-r').pop()) : prior + job.attemptsMade;
+    const attempt = resend ? 1 : prior + job.attemptsMade + 1;
+    const lastAttempt = resend ? 1 : prior + (job.opts.attempts ?? 1);
     let outcome: { result: PostResult; final: boolean } | 'skipped' | 'retry';
     try {
       outcome = await this.#attempt(job.data.deliveryId, expected, attempt, attempt >= lastAttempt);
@@ -167,8 +170,11 @@ export class DeliveryProcessor {
 
 const isSuccess = (r: PostResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
-/** BullMQ backoffStrategy: `attemptsMade` counts the failed attempt, so the first retry reads delays[0]. */
+/**
+ * BullMQ backoffStrategy: `attemptsMade` counts the failed attempt, so the first retry reads
+ * delays[0]; a continuation's attempts follow those made before it.
+ */
 export const retryBackoff =
   (delays: readonly number[]) =>
-  (attemptsMade: number): number =>
-    delays[Math.min(attemptsMade, delays.length) - 1] ?? 0;
+  (attemptsMade: number, _type?: string, _err?: Error, job?: { name: string; id?: string }): number =>
+    delays[Math.min(attemptsMade + (job ? priorAttempts(job) : 0), delays.length) - 1] ?? 0;

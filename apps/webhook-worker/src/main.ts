@@ -18,7 +18,9 @@ import { loadWebhookWorkerConfig } from './config.ts';
 import { DeliveryProcessor, retryBackoff } from './delivery.ts';
 import { OutboxFanOut, startFanOutLoop } from './fan-out.ts';
 import { WebhookPoster } from './http-post.ts';
+import { pruneEvents } from './prune.ts';
 import { DeliveryStore } from './store.ts';
+import { LostDeliverySweep } from './sweep.ts';
 
 const config = loadWebhookWorkerConfig(process.env);
 const log = createLogger('webhook-worker', config.LOG_LEVEL);
@@ -99,6 +101,27 @@ const fanOut = startFanOutLoop(new OutboxFanOut(db.pool, queue, config.WEBHOOK_O
   batchSize: config.WEBHOOK_OUTBOX_BATCH,
   log,
 });
+const lost = new LostDeliverySweep(db.pool, queue, { retryDelays: config.WEBHOOK_RETRY_DELAYS_MS });
+const sweep = setInterval(() => {
+  lost.runOnce().then(
+    (ids) =>
+      ids.length && log.warn({ delivery_ids: ids }, 're-queued pending deliveries that had no queue entry'),
+    (err: Error) => log.warn({ err: err.message }, 'delivery sweep failed'),
+  );
+}, 60_000);
+sweep.unref();
+const prune = () => {
+  if (config.WEBHOOK_OUTBOX_RETENTION_DAYS === 0) return;
+  pruneEvents(db.pool, { retentionDays: config.WEBHOOK_OUTBOX_RETENTION_DAYS }).then(
+    (n) =>
+      n &&
+      log.info({ deleted: n, retention_days: config.WEBHOOK_OUTBOX_RETENTION_DAYS }, 'pruned outbox events'),
+    (err: Error) => log.warn({ err: err.message }, 'outbox pruning failed'),
+  );
+};
+const pruning = setInterval(prune, 10 * 60_000);
+pruning.unref();
+prune();
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
   registry,
@@ -112,6 +135,7 @@ log.info(
     concurrency: config.WEBHOOK_CONCURRENCY,
     metrics_port: (ops.address() as AddressInfo).port,
     retry_delays_ms: config.WEBHOOK_RETRY_DELAYS_MS,
+    outbox_retention_days: config.WEBHOOK_OUTBOX_RETENTION_DAYS,
     timeout_ms: config.WEBHOOK_TIMEOUT_MS,
   },
   'webhook worker started',
@@ -127,6 +151,8 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS);
   deadline.unref();
+  clearInterval(sweep);
+  clearInterval(pruning);
   // Stop taking work first: no new fan-out pass, no new queue entry; then let attempts finish.
   await fanOut.stop();
   await worker.close();

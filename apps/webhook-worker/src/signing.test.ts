@@ -46,7 +46,20 @@ describe('deliveryHeaders', () => {
 describe('retry schedule', () => {
   it('waits delays[n-1] after the n-th failed attempt (BullMQ counts from 1)', () => {
     const backoff = retryBackoff([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
-    expect([1, 2, 3, 4, 5].map(backoff)).toEqual([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
+    expect([1, 2, 3, 4, 5].map((n) => backoff(n))).toEqual([
+      60_000, 300_000, 1_800_000, 7_200_000, 86_400_000,
+    ]);
+  });
+
+  it('counts the attempts made before a continuation entry, so its retries keep the schedule', () => {
+    const backoff = retryBackoff([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
+    const continuation = { name: 'continue', id: 'dlv_01JD0000000000000000000000-c2' };
+    expect([1, 2, 3].map((n) => backoff(n, 'custom', undefined, continuation))).toEqual([
+      1_800_000, 7_200_000, 86_400_000,
+    ]);
+    expect(backoff(1, 'custom', undefined, { name: 'deliver', id: 'dlv_01JD0000000000000000000000' })).toBe(
+      60_000,
+    );
   });
 
   it('reads WEBHOOK_RETRY_DELAYS_MS as five delays, the contract schedule by default', () => {
