@@ -101,27 +101,42 @@ const fanOut = startFanOutLoop(new OutboxFanOut(db.pool, queue, config.WEBHOOK_O
   batchSize: config.WEBHOOK_OUTBOX_BATCH,
   log,
 });
+const requeuedTotal = new Counter({
+  name: 'webhook_deliveries_requeued_total',
+  help: 'Pending deliveries the sweep queued again because no queue entry could still attempt them.',
+  registers: [registry],
+});
+const prunedTotal = new Counter({
+  name: 'webhook_outbox_events_pruned_total',
+  help: 'Outbox events deleted after WEBHOOK_OUTBOX_RETENTION_DAYS.',
+  registers: [registry],
+});
 const lost = new LostDeliverySweep(db.pool, queue, { retryDelays: config.WEBHOOK_RETRY_DELAYS_MS });
 const sweep = setInterval(() => {
   lost.runOnce().then(
-    (ids) =>
-      ids.length && log.warn({ delivery_ids: ids }, 're-queued pending deliveries that had no queue entry'),
+    (ids) => {
+      if (ids.length === 0) return;
+      requeuedTotal.inc(ids.length);
+      log.warn({ delivery_ids: ids }, 're-queued pending deliveries that had no queue entry');
+    },
     (err: Error) => log.warn({ err: err.message }, 'delivery sweep failed'),
   );
 }, 60_000);
 sweep.unref();
-const prune = () => {
-  if (config.WEBHOOK_OUTBOX_RETENTION_DAYS === 0) return;
-  pruneEvents(db.pool, { retentionDays: config.WEBHOOK_OUTBOX_RETENTION_DAYS }).then(
-    (n) =>
-      n &&
-      log.info({ deleted: n, retention_days: config.WEBHOOK_OUTBOX_RETENTION_DAYS }, 'pruned outbox events'),
+const retentionDays = config.WEBHOOK_OUTBOX_RETENTION_DAYS;
+const prune = () =>
+  pruneEvents(db.pool, { retentionDays }).then(
+    (n) => {
+      if (n === 0) return;
+      prunedTotal.inc(n);
+      log.info({ deleted: n, retention_days: retentionDays }, 'pruned outbox events');
+    },
     (err: Error) => log.warn({ err: err.message }, 'outbox pruning failed'),
   );
-};
-const pruning = setInterval(prune, 10 * 60_000);
-pruning.unref();
-prune();
+// 0 keeps every event.
+const pruning = retentionDays > 0 ? setInterval(prune, 10 * 60_000) : undefined;
+pruning?.unref();
+if (pruning) void prune();
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
   registry,
