@@ -27,11 +27,14 @@
  *
  * Own database (`scrapejobs_bench_fleet`, dropped and re-created), own Redis prefix, everything
  * cleaned up at the end. `--cpu-prof <dir>` profiles the worker (NODE_OPTIONS=--cpu-prof in its
- * environment) and prints where its CPU time went; `--worker-node-options=…` adds Node options
- * to the worker (e.g. a heap cap). bench/fleet-insert.ts measures the result-storing path alone.
+ * environment) and prints where its CPU time went. The worker gets the Node flags of its
+ * production `start` script (apps/scraper-worker/package.json, also used by scripts/start.sh);
+ * `--no-production-flags` leaves them out (Node's default heap sizing), `--worker-node-options=…`
+ * adds more. bench/fleet-insert.ts measures the result-storing path alone.
  *
  * Run: `pnpm exec node bench/fleet.ts [--rounds 1] [--crawlee disk,memory] [--max-concurrency 32]
- *       [--log-level info] [--cpu-prof <dir>] [--worker-node-options=--max-old-space-size=256]
+ *       [--log-level info] [--cpu-prof <dir>] [--no-production-flags]
+ *       [--worker-node-options=--max-old-space-size=256]
  *       [--no-wait] [--json-out <file>]`
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
@@ -72,8 +75,23 @@ const { values: args } = parseArgs({
     'json-out': { type: 'string' },
     'no-wait': { type: 'boolean', default: false },
     'worker-node-options': { type: 'string', default: '' },
+    'no-production-flags': { type: 'boolean', default: false },
   },
 });
+
+/** The Node flags of the worker's production start script: `node <flags> src/main.ts`. */
+function productionWorkerFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'apps/scraper-worker/package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const m = /^node\s+(.*?)\s*src\/main\.ts$/.exec(pkg.scripts.start);
+  if (!m) throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return (m[1] ?? '').split(/\s+/).filter(Boolean);
+}
+const WORKER_FLAGS = [
+  ...(args['no-production-flags'] ? [] : productionWorkerFlags()),
+  ...args['worker-node-options']!.split(' ').filter(Boolean),
+];
 const ROUNDS = Number(args.rounds);
 const CRAWLEE_VARIANTS = args.crawlee!.split(',').filter(Boolean) as ('disk' | 'memory')[];
 const MAX_CONCURRENCY = Number(args['max-concurrency']);
@@ -569,7 +587,7 @@ async function main() {
     BENCH_MEMWATCH_FILE: MEMWATCH_FILE,
     NODE_OPTIONS: [
       `--import=${join(ROOT, 'bench/fleet-memwatch.ts')}`,
-      ...args['worker-node-options']!.split(' ').filter(Boolean),
+      ...WORKER_FLAGS,
       ...(CPU_PROF_DIR
         ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=worker-${Date.now()}.cpuprofile`]
         : []),
@@ -655,7 +673,7 @@ async function main() {
       crawlee_max_concurrency: MAX_CONCURRENCY,
       rounds: ROUNDS,
       cpu_profile: Boolean(CPU_PROF_DIR),
-      worker_node_options: args['worker-node-options'] || null,
+      worker_node_flags: WORKER_FLAGS.join(' ') || null,
     },
     ours,
     crawlee,
@@ -690,7 +708,8 @@ async function main() {
   console.log('');
   console.log(
     `${summary.machine.nproc} cores (${summary.machine.cpu}), Node ${process.version}; pages of ${pageBytes} bytes with ${ITEMS} items; ` +
-      `worker VmHWM over the whole run ${workerHwm} MiB (target < ${TARGETS.memory_mib}).`,
+      `worker VmHWM over the whole run ${workerHwm} MiB (target < ${TARGETS.memory_mib}), ` +
+      `worker Node flags: ${WORKER_FLAGS.join(' ') || 'none'}.`,
   );
   return summary;
 }

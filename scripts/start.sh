@@ -19,12 +19,12 @@ trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
 API_NODE_FLAGS=(--max-semi-space-size=8 --max-old-space-size=384)
 pnpm exec node "${API_NODE_FLAGS[@]}" apps/api/src/main.ts &
 pids+=($!)
-for app in scraper-worker webhook-worker; do
-  if [ -f "apps/$app/src/main.ts" ]; then
-    pnpm exec node "apps/$app/src/main.ts" &
-    pids+=($!)
-  fi
-done
+# The same sizing keeps the scraper worker under 300 MB in bench/fleet.ts (bench/README.md).
+SCRAPER_NODE_FLAGS=(--max-semi-space-size=8 --max-old-space-size=384)
+pnpm exec node "${SCRAPER_NODE_FLAGS[@]}" apps/scraper-worker/src/main.ts &
+pids+=($!)
+pnpm exec node apps/webhook-worker/src/main.ts &
+pids+=($!)
 
 for _ in $(seq 1 50); do curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
 cat <<MSG
