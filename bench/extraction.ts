@@ -43,10 +43,21 @@ const scenarios: Scenario[] = [
     queries: [{ name: 'title', type: 'xpath', query: '//li[@class="product"]/a' }],
   },
   {
-    // `//` after a predicate makes fontoxpath sort the results into document order.
-    name: 'xpath, sorted descendants (1 query)',
+    // The same path in parentheses is outside the fast path (xpath-simple.ts): fontoxpath.
+    name: 'xpath through fontoxpath (1 query)',
+    target: 30,
+    queries: [{ name: 'title', type: 'xpath', query: '(//li[@class="product"]/a)' }],
+  },
+  {
+    name: 'xpath, descendants (1 query)',
     target: 0,
     queries: [{ name: 'link', type: 'xpath', query: '//li[contains(@class, "product")]//a/@href' }],
+  },
+  {
+    // Through fontoxpath, `//` after a predicate makes it sort the results into document order.
+    name: 'xpath, descendants through fontoxpath (1 query)',
+    target: 0,
+    queries: [{ name: 'link', type: 'xpath', query: '(//li[contains(@class, "product")]//a/@href)' }],
   },
   { name: 'regex (1 query)', target: 0, queries: [{ name: 'id', type: 'regex', query: 'data-id="(\\d+)"' }] },
   {
