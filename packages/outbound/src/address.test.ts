@@ -1,4 +1,4 @@
-import { classifyAddress, isAllowedAddress } from './index.ts';
+import { classifyAddress, isAllowedAddress, isIpAddress } from './index.ts';
 
 // Pure classification of address strings: nothing here opens a connection.
 const cases: [string, 'public' | 'private' | 'metadata'][] = [
@@ -12,7 +12,15 @@ const cases: [string, 'public' | 'private' | 'metadata'][] = [
   ['2606:4700:4700::1111', 'public'],
   ['2a00:1450:4001:82a::200e', 'public'],
   ['::ffff:8.8.8.8', 'public'],
+  ['::ffff:808:808', 'public'],
   ['64:ff9b::808:808', 'public'],
+  ['64:ff9b::8.8.8.8', 'public'],
+  ['1.1.1.1', 'public'],
+  ['192.167.255.255', 'public'],
+  ['169.253.255.255', 'public'], // just below link-local
+  ['169.255.0.0', 'public'], // just above link-local
+  ['223.255.255.255', 'public'],
+  ['2001:4860:4860::8888', 'public'],
   // loopback, private, link-local, CGNAT, multicast, unspecified, reserved
   ['127.0.0.1', 'private'],
   ['127.255.255.254', 'private'],
@@ -20,7 +28,7 @@ const cases: [string, 'public' | 'private' | 'metadata'][] = [
   ['172.16.0.1', 'private'],
   ['172.31.255.255', 'private'],
   ['192.168.1.1', 'private'],
-  ['169.254.1.1', 'private'],
+  ['169.254.1.1', 'private'], // link-local outside the known endpoints, by default
   ['100.64.0.1', 'private'],
   ['100.127.255.255', 'private'],
   ['224.0.0.1', 'private'],
@@ -47,9 +55,19 @@ const cases: [string, 'public' | 'private' | 'metadata'][] = [
   ['2002:c000:0201::1', 'private'], // 6to4 of a documentation address
   ['2002:0808:0808::1', 'private'], // 6to4 is deprecated: never public
   ['::127.0.0.1', 'private'], // IPv4-compatible
+  ['::8.8.8.8', 'private'], // IPv4-compatible public: deprecated, still refused
+  ['64:ff9b:1::808:808', 'private'], // local-use NAT64: the IPv4 address may sit elsewhere
+  ['64:ff9b::10.0.0.1', 'private'], // NAT64 to a private address
+  ['2002:a00:1::1', 'private'], // 6to4 of 10.0.0.1
+  ['0:0:0:0:0:0:0:1', 'private'],
+  ['febf:ffff::1', 'private'],
+  ['2001::1', 'private'], // Teredo
+  ['4000::1', 'private'], // outside global unicast
+  ['3fff::1', 'private'], // documentation
   // IPv4-mapped and translated forms judge the embedded address
   ['::ffff:127.0.0.1', 'private'],
   ['::ffff:7f00:1', 'private'],
+  ['::ffff:a00:1', 'private'],
   ['::FFFF:10.1.2.3', 'private'],
   ['0:0:0:0:0:ffff:192.168.0.1', 'private'],
   ['64:ff9b::7f00:1', 'private'],
@@ -64,6 +82,9 @@ const cases: [string, 'public' | 'private' | 'metadata'][] = [
   ['168.63.129.16', 'metadata'],
   ['fd00:ec2::254', 'metadata'],
   ['fd00:ec2::23', 'metadata'],
+  ['fd00:ec2:0:0:0:0:0:254', 'metadata'],
+  ['64:ff9b::169.254.169.254', 'metadata'],
+  ['64:ff9b:1::a9fe:a9fe', 'metadata'],
   ['[fd00:ec2::254]', 'metadata'],
   ['::ffff:169.254.169.254', 'metadata'],
   ['::ffff:a9fe:a9fe', 'metadata'],
@@ -76,12 +97,40 @@ const cases: [string, 'public' | 'private' | 'metadata'][] = [
   ['1.2.3', 'private'],
   ['256.1.1.1', 'private'],
   ['1::2::3', 'private'],
+  ['0x7f.0.0.1', 'private'],
+  ['::g', 'private'],
   ['', 'private'],
 ];
 
 describe('classifyAddress', () => {
   it.each(cases)('classifies %s as %s', (ip, expected) => {
     expect(classifyAddress(ip)).toBe(expected);
+  });
+});
+
+describe('classifyAddress with linkLocalIsMetadata', () => {
+  const strict = { linkLocalIsMetadata: true };
+  it.each([
+    '169.254.0.0',
+    '169.254.1.1',
+    '169.254.255.255',
+    '::ffff:169.254.1.1',
+    '::ffff:a9fe:101',
+    '64:ff9b::169.254.1.1',
+    '64:ff9b:1::a9fe:101',
+    '2002:a9fe:101::1',
+    '::169.254.1.1',
+  ])('classifies %s as metadata', (ip) => {
+    expect(classifyAddress(ip, strict)).toBe('metadata');
+  });
+
+  it('changes nothing else', () => {
+    const others = cases.filter(([ip]) => classifyAddress(ip) !== 'private' || !ip.includes('169.254'));
+    for (const [ip, expected] of others) expect(classifyAddress(ip, strict)).toBe(expected);
+    expect(classifyAddress('169.253.255.255', strict)).toBe('public');
+    expect(classifyAddress('169.255.0.0', strict)).toBe('public');
+    expect(isAllowedAddress('169.254.1.1', true)).toBe(true);
+    expect(isAllowedAddress('169.254.1.1', true, strict)).toBe(false);
   });
 });
 
@@ -96,6 +145,14 @@ describe('isAllowedAddress', () => {
       expect(isAllowedAddress(ip, false)).toBe(false);
       expect(isAllowedAddress(ip, true)).toBe(true);
     }
+  });
+
+  it('never allows strings that are not IP addresses', () => {
+    for (const text of ['localhost', 'example.com', '1.2.3', '0x7f.0.0.1', '1::2::3', '']) {
+      expect(isIpAddress(text)).toBe(false);
+      expect(isAllowedAddress(text, true)).toBe(false);
+    }
+    expect(isIpAddress('[fe80::1%eth0]')).toBe(true);
   });
 
   it('never allows metadata addresses, even when private targets are allowed', () => {

@@ -1,5 +1,5 @@
-export type { AddressClass } from './internal/address.ts';
-export { classifyAddress, isAllowedAddress } from './internal/address.ts';
+export type { AddressClass, AddressRules } from './internal/address.ts';
+export { classifyAddress, isAllowedAddress, isIpAddress } from './internal/address.ts';
 export type { Resolve, TargetCheck } from './internal/lookup.ts';
 export {
   assertAllowedHost,

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { classifyAddress } from '../fetch/index.ts';
+import { classifyAddress, isIpAddress } from '@scrapejobs/outbound';
+import { SCRAPER_ADDRESS_RULES } from '../fetch/index.ts';
 
 /** Decides whether the renderer may open a connection to an address and port. */
 export type TargetPolicy = (ip: string, port: number) => boolean;
@@ -15,12 +16,8 @@ export function targetPolicy(
   hook?: (ip: string, port: number) => boolean,
 ): TargetPolicy {
   return (ip, port) => {
-    let cls: ReturnType<typeof classifyAddress>;
-    try {
-      cls = classifyAddress(ip);
-    } catch {
-      return false;
-    }
+    if (!isIpAddress(ip)) return false;
+    const cls = classifyAddress(ip, SCRAPER_ADDRESS_RULES);
     if (cls === 'metadata') return false;
     if (hook) return hook(ip, port);
     return cls === 'public' || allowPrivate;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { isIPv6, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { classifyAddress } from '../fetch/index.ts';
+import { classifyAddress } from '@scrapejobs/outbound';
 import { resolveHost, type TargetPolicy } from './policy.ts';
 import { parseUpstream, type Upstream, upstreamRequest } from './upstream.ts';
 

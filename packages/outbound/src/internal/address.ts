@@ -44,8 +44,21 @@ const NON_PUBLIC_V4 = [
   '240.0.0.0/4', // reserved, broadcast
 ].map(cidr4);
 
-function classifyV4(n: number): AddressClass {
+const LINK_LOCAL_V4 = cidr4('169.254.0.0/16');
+
+/** Stricter rules a caller may ask for. */
+export interface AddressRules {
+  /**
+   * All of IPv4 link-local (169.254/16, also inside IPv6 forms) counts as metadata, not only the
+   * known endpoints: providers keep adding services there. The scraper, which fetches URLs
+   * that users name, asks for this.
+   */
+  readonly linkLocalIsMetadata?: boolean;
+}
+
+function classifyV4(n: number, rules: AddressRules): AddressClass {
   if (METADATA_V4.some((r) => inV4(n, r))) return 'metadata';
+  if (rules.linkLocalIsMetadata && inV4(n, LINK_LOCAL_V4)) return 'metadata';
   if (NON_PUBLIC_V4.some((r) => inV4(n, r))) return 'private';
   return 'public';
 }
@@ -94,7 +107,9 @@ const prefix6 = (text: string): [number[], number] => {
 };
 const METADATA_V6 = ['fd00:ec2::/32'].map(prefix6); // AWS IMDS (fd00:ec2::254), DNS, NTP
 const MAPPED = prefix6('::ffff:0:0/96');
-const NAT64 = [prefix6('64:ff9b::/96'), prefix6('64:ff9b:1::/48')];
+const NAT64 = prefix6('64:ff9b::/96');
+// Local-use NAT64 (RFC 8215) may carry the IPv4 address at another offset: never public.
+const LOCAL_NAT64 = prefix6('64:ff9b:1::/48');
 const SIX_TO_FOUR = prefix6('2002::/16');
 const COMPAT = prefix6('::/96');
 const GLOBAL_UNICAST = prefix6('2000::/3');
@@ -107,14 +122,17 @@ const NON_PUBLIC_IN_GLOBAL = [
 const embeddedV4 = (bytes: readonly number[], at: number) =>
   ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
 
-function classifyV6(bytes: number[]): AddressClass {
+function classifyV6(bytes: number[], rules: AddressRules): AddressClass {
   const inAny = (ranges: readonly [number[], number][]) => ranges.some(([p, b]) => startsWith(bytes, p, b));
   if (inAny(METADATA_V6)) return 'metadata';
   // Translated addresses reach the embedded IPv4 address: judge that one.
-  if (inAny([MAPPED, ...NAT64])) return classifyV4(embeddedV4(bytes, 12));
-  // Deprecated tunnelling forms: never public, but still metadata if they point there.
-  if (inAny([COMPAT])) return classifyV4(embeddedV4(bytes, 12)) === 'metadata' ? 'metadata' : 'private';
-  if (inAny([SIX_TO_FOUR])) return classifyV4(embeddedV4(bytes, 2)) === 'metadata' ? 'metadata' : 'private';
+  if (inAny([MAPPED, NAT64])) return classifyV4(embeddedV4(bytes, 12), rules);
+  // Deprecated tunnelling and local translation forms: never public, but still metadata if
+  // they point there.
+  if (inAny([COMPAT, LOCAL_NAT64]))
+    return classifyV4(embeddedV4(bytes, 12), rules) === 'metadata' ? 'metadata' : 'private';
+  if (inAny([SIX_TO_FOUR]))
+    return classifyV4(embeddedV4(bytes, 2), rules) === 'metadata' ? 'metadata' : 'private';
   // Outside 2000::/3 lie ::, ::1, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 100::/64…
   if (!inAny([GLOBAL_UNICAST]) || inAny(NON_PUBLIC_IN_GLOBAL)) return 'private';
   return 'public';
@@ -124,19 +142,30 @@ function classifyV6(bytes: number[]): AddressClass {
  * Classifies a literal IPv4 or IPv6 address (brackets and a `%zone` are accepted).
  * Anything that does not parse as an address is 'private', so callers fail closed.
  */
-export function classifyAddress(ip: string): AddressClass {
-  const text = ip
+export function classifyAddress(ip: string, rules: AddressRules = {}): AddressClass {
+  const text = bare(ip);
+  if (isIPv4(text)) return classifyV4(v4(text), rules);
+  if (!isIPv6(text)) return 'private';
+  const bytes = parseV6(text);
+  return bytes ? classifyV6(bytes, rules) : 'private';
+}
+
+function bare(ip: string): string {
+  return ip
     .trim()
     .replace(/^\[(.*)\]$/, '$1')
     .replace(/%.*$/, '');
-  if (isIPv4(text)) return classifyV4(v4(text));
-  if (!isIPv6(text)) return 'private';
-  const bytes = parseV6(text);
-  return bytes ? classifyV6(bytes) : 'private';
 }
 
-/** Whether a connection to `ip` is allowed; metadata addresses never are. */
-export function isAllowedAddress(ip: string, allowPrivate: boolean): boolean {
-  const kind = classifyAddress(ip);
+/** Whether `text` is a literal IPv4 or IPv6 address (brackets and a `%zone` are accepted). */
+export function isIpAddress(text: string): boolean {
+  const address = bare(text);
+  return isIPv4(address) || (isIPv6(address) && parseV6(address) !== null);
+}
+
+/** Whether a connection to `ip` is allowed; metadata addresses and non-addresses never are. */
+export function isAllowedAddress(ip: string, allowPrivate: boolean, rules: AddressRules = {}): boolean {
+  if (!isIpAddress(ip)) return false;
+  const kind = classifyAddress(ip, rules);
   return kind === 'public' || (kind === 'private' && allowPrivate);
 }
