@@ -76,38 +76,28 @@ function verifyPeer(socket: Duplex | null | undefined, policy: AddressPolicy, on
   });
 }
 
+// One wrapper for both agents: http.Agent and https.Agent differ only in how they open the socket.
+function checkPeers(agent: http.Agent, policy: AddressPolicy, onBlocked: () => void): void {
+  const createConnection = agent.createConnection.bind(agent);
+  agent.createConnection = (options: ClientRequestArgs, callback?: ConnectCallback) => {
+    const socket = createConnection(options, callback);
+    verifyPeer(socket, policy, onBlocked);
+    return socket;
+  };
+}
+
 /** Direct-connection HTTP agent that verifies the connected peer address. */
 export class GuardedHttpAgent extends http.Agent {
-  readonly #policy: AddressPolicy;
-  readonly #onBlocked: () => void;
-
   constructor(policy: AddressPolicy, onBlocked: () => void) {
     super({ keepAlive: false });
-    this.#policy = policy;
-    this.#onBlocked = onBlocked;
-  }
-
-  override createConnection(options: ClientRequestArgs, callback?: ConnectCallback) {
-    const socket = super.createConnection(options, callback);
-    verifyPeer(socket, this.#policy, this.#onBlocked);
-    return socket;
+    checkPeers(this, policy, onBlocked);
   }
 }
 
 /** Direct-connection HTTPS agent that verifies the connected peer address. */
 export class GuardedHttpsAgent extends https.Agent {
-  readonly #policy: AddressPolicy;
-  readonly #onBlocked: () => void;
-
   constructor(policy: AddressPolicy, onBlocked: () => void) {
     super({ keepAlive: false });
-    this.#policy = policy;
-    this.#onBlocked = onBlocked;
-  }
-
-  override createConnection(options: ClientRequestArgs, callback?: ConnectCallback) {
-    const socket = super.createConnection(options, callback);
-    verifyPeer(socket, this.#policy, this.#onBlocked);
-    return socket;
+    checkPeers(this, policy, onBlocked);
   }
 }
