@@ -1,21 +1,28 @@
 /**
  * Companion of bench/fleet.ts: the cost of storing result rows, the worker's hottest path in
  * that benchmark. Stores the same batches (400 rows of {title, links, price}, as one fleet page
- * gives) three ways on a private database and reports rows/s and CPU ms of this process per
- * 1,000 rows:
+ * gives) four ways on a private database and reports rows/s and CPU ms per 1,000 rows:
  *
- *   1. `prisma createMany` exactly as apps/scraper-worker/src/run/store.ts `saveResults` does
+ *   1. `prisma createMany` as the worker's `saveResults` did before commit 84a6de4
  *      (skipDuplicates, ids from `newId`)
  *   2. one `INSERT … SELECT FROM unnest($1::text[], …) ON CONFLICT DO NOTHING` on the same pg
  *      pool (`db.pool.query`), bypassing Prisma's query compiler
  *   3. the same as 2 with ids made from one random prefix plus a counter instead of
  *      `randomBytes(16)` per row
+ *   4. the worker's own `RunStore.saveResults` (the unnest INSERT, rows as JSON text per page)
+ *
+ * (COPY FROM STDIN through pg-copy-streams, falling back to 4 on a duplicate, was measured this
+ * way and lost on every count; see bench/README.md.) "ms per duplicate batch" stores the first
+ * batches a second time, as a run taken over after a crash does. Besides this process's CPU it
+ * reports the CPU of the pool's PostgreSQL backends, which share the machine with the worker in
+ * bench/fleet.ts.
  *
  * Run: `pnpm exec node bench/fleet-insert.ts [--batches 100] [--rows 400]`
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createDatabase, newId } from '@scrapejobs/db';
+import { type PageRows, RunStore } from '../apps/scraper-worker/src/run/store.ts';
 import { cpuMsOf, createBenchDatabase, round2 } from './support.ts';
 
 const { values: args } = parseArgs({
@@ -73,8 +80,17 @@ try {
     ]);
   };
 
+  const store = new RunStore(db, 'http://localhost');
+  const pageOf = (rows: ReturnType<typeof rowsOf>): PageRows[] => [
+    {
+      url: rows[0]!.url,
+      urlIndex: rows[0]!.urlIndex,
+      scrapedAt: rows[0]!.scrapedAt,
+      rows: rows.map((r) => JSON.stringify(r.data)),
+    },
+  ];
   const ways: Record<string, (runId: string, rows: ReturnType<typeof rowsOf>) => Promise<void>> = {
-    'prisma createMany (store.ts saveResults)': async (runId, rows) => {
+    'prisma createMany (the worker before 84a6de4)': async (runId, rows) => {
       await db.result.createMany({
         data: rows.map((r) => ({
           id: newId('res', r.scrapedAt.getTime()),
@@ -97,17 +113,33 @@ try {
       const salt = randomBytes(2).toString('hex');
       await viaPool(runId, rows, () => `${base}${salt}${(n++).toString(36).padStart(4, '0')}`.slice(0, 30));
     },
+    'RunStore.saveResults (unnest, JSON text per page)': (runId, rows) =>
+      store.saveResults(runId, job.id, pageOf(rows)),
   };
+  // Open every pool connection now, so the backends measured below are all there is.
+  await Promise.all(Array.from({ length: 4 }, () => db.pool.query('SELECT pg_sleep(0.05)')));
+  const backends = (
+    await db.pool.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+    )
+  ).rows.map((r) => r.pid);
+  const backendCpuMs = () => backends.reduce((ms, pid) => ms + (cpuMsOf(pid) ?? 0), 0);
 
   const results = [];
   for (const [name, insert] of Object.entries(ways)) {
     const run = await db.run.create({ data: { id: newId('run'), jobId: job.id, trigger: 'manual' } });
     await insert(run.id, rowsOf(-1)); // warm-up
     const cpu0 = cpuMsOf(process.pid)!;
+    const pg0 = backendCpuMs();
     const t0 = performance.now();
     for (let b = 0; b < BATCHES; b++) await insert(run.id, rowsOf(b));
     const ms = performance.now() - t0;
     const cpu = cpuMsOf(process.pid)! - cpu0;
+    const pgCpu = backendCpuMs() - pg0;
+    // Storing the same rows again (a run taken over): every row is a duplicate.
+    const d0 = performance.now();
+    for (let b = 0; b < Math.min(BATCHES, 10); b++) await insert(run.id, rowsOf(b));
+    const duplicateMs = (performance.now() - d0) / Math.min(BATCHES, 10);
     const stored = await db.result.count({ where: { runId: run.id } });
     results.push({
       way: name,
@@ -116,14 +148,20 @@ try {
       seconds: round2(ms / 1000),
       rows_per_s: Math.round((BATCHES * ROWS) / (ms / 1000)),
       this_process_cpu_ms_per_1000_rows: round2((cpu / (BATCHES * ROWS)) * 1000),
+      postgres_cpu_ms_per_1000_rows: round2((pgCpu / (BATCHES * ROWS)) * 1000),
+      ms_per_duplicate_batch: round2(duplicateMs),
     });
   }
   console.log(JSON.stringify({ batches: BATCHES, rows_per_batch: ROWS, results }, null, 2));
   console.log('');
-  console.log('| way | rows | rows/s | CPU ms per 1,000 rows (this process) |');
-  console.log('|---|---:|---:|---:|');
+  console.log(
+    '| way | rows | rows/s | CPU ms per 1,000 rows: this process | PostgreSQL | ms per duplicate batch |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of results)
-    console.log(`| ${r.way} | ${r.stored} | ${r.rows_per_s} | ${r.this_process_cpu_ms_per_1000_rows} |`);
+    console.log(
+      `| ${r.way} | ${r.stored} | ${r.rows_per_s} | ${r.this_process_cpu_ms_per_1000_rows} | ${r.postgres_cpu_ms_per_1000_rows} | ${r.ms_per_duplicate_batch} |`,
+    );
 } finally {
   await db.$disconnect();
   await db.pool.end();
