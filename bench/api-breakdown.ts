@@ -17,7 +17,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { hashToken } from '../apps/api/src/http/auth.ts';
 import { parseCreateJob } from '../apps/api/src/jobs/input.ts';
-import { LIST_SELECT, toDetail, toListItem } from '../apps/api/src/jobs/presenter.ts';
+import { toDetail, toListItem } from '../apps/api/src/jobs/presenter.ts';
+import { JobsService } from '../apps/api/src/jobs/service.ts';
 import { KeysService } from '../apps/api/src/keys/service.ts';
 
 const requireFromLogging = createRequire(new URL('../packages/logging/package.json', import.meta.url));
@@ -119,12 +120,9 @@ try {
   });
   const creator = { userId: otherUser.userId, mode: 'test' as const };
   const hash = hashToken(token);
-  const rows = await db.job.findMany({
-    where: { userId, mode: 'test' },
-    orderBy: { id: 'desc' },
-    take: 101,
-    select: LIST_SELECT,
-  });
+  // Neither is called: the measured jobs have no schedule and are never run.
+  const unused = () => Promise.reject(new Error('not used by this benchmark'));
+  const jobs = new JobsService(db, { enqueue: unused, cancel: unused }, { arm: unused, disarm: unused });
   const detail = await db.job.findFirstOrThrow({ where: { userId } });
   // The API's logger (packages/logging), with its stdout sent to /dev/null for this measurement.
   const pino = requireFromLogging('pino') as {
@@ -202,30 +200,38 @@ return n`;
   // GET /jobs/status
   steps.push(await measure('list: zod query parse', () => listJobsQuerySchema.parse({}), 1));
   steps.push(
-    await measure('list: prisma job.findMany (101 rows)', () =>
-      db.job.findMany({
+    await measure('list: prisma job.findMany + toListItem + JSON.stringify (before)', async () => {
+      const rows = await db.job.findMany({
         where: { userId, mode: 'test' },
         orderBy: { id: 'desc' },
         take: 101,
-        select: LIST_SELECT,
-      }),
-    ),
+      });
+      return JSON.stringify({ jobs: rows.slice(0, 100).map(toListItem), count: 100, next_cursor: null });
+    }),
   );
   steps.push(
-    await measure('list: pg pool.query (same SELECT)', () =>
-      db.pool.query(
-        `SELECT id, name, source, status, created_at, last_run_at, results_count, next_run_at
-           FROM jobs WHERE user_id = $1 AND mode = 'test' ORDER BY id DESC LIMIT 101`,
-        [userId],
-      ),
-    ),
+    await measure('list: JobsService.list + JSON.stringify (prepared pg, rows as arrays)', async () => {
+      const page = await jobs.list(owner, { limit: 100 });
+      return JSON.stringify({ jobs: page.items, count: page.items.length, next_cursor: page.nextCursor });
+    }),
   );
+  // The alternative not taken: PostgreSQL writes the JSON, which moves the work to the database.
+  const iso = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   steps.push(
-    await measure(
-      'list: toListItem + JSON.stringify (100 jobs)',
-      () => JSON.stringify({ jobs: rows.slice(0, 100).map(toListItem), count: 100, next_cursor: null }),
-      1,
-    ),
+    await measure('list: json_agg in SQL, text passed through', async () => {
+      const r = await db.pool.query<[string, number]>({
+        name: 'bench-list-json',
+        text: `SELECT coalesce(json_agg(json_build_object('job_id', id, 'name', name, 'source', source,
+                 'status', status, 'created_at', ${iso('created_at')}, 'last_run', ${iso('last_run_at')},
+                 'results_count', results_count, 'next_run_at', ${iso('next_run_at')}) ORDER BY id DESC), '[]')::text,
+                 count(*)
+                 FROM (SELECT * FROM jobs WHERE user_id = $1 AND mode = 'test' ORDER BY id DESC LIMIT 100) j`,
+        values: [userId],
+        rowMode: 'array',
+      });
+      const [items, count] = r.rows[0]!;
+      return `{"jobs":${items},"count":${count},"next_cursor":null}`;
+    }),
   );
   steps.push(
     await measure(
@@ -242,22 +248,13 @@ return n`;
   // POST /jobs
   steps.push(await measure('create: parseCreateJob (zod + compile css)', () => parseCreateJob(body, []), 1));
   steps.push(
-    await measure('create: prisma job.create', () =>
-      db.job.create({ data: jobRow(creator, parseCreateJob(body, [])) }),
-    ),
-  );
-  steps.push(
-    await measure('create: prisma $transaction(job.create)', () =>
+    await measure('create: prisma $transaction(job.create) (before)', () =>
       db.$transaction((tx) => tx.job.create({ data: jobRow(creator, parseCreateJob(body, [])) })),
     ),
   );
   steps.push(
-    await measure('create: pg pool.query (same INSERT)', () =>
-      db.pool.query(
-        `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, status, created_at, updated_at)
-         VALUES ($1, $2, 'test', $3, $4, $5, 10, 'scheduled', now(), now()) RETURNING *`,
-        [newId('job'), creator.userId, body.name, body.source, JSON.stringify(body.queries)],
-      ),
+    await measure('create: JobsService.create (prepared pg INSERT, no schedule)', () =>
+      jobs.create(creator, parseCreateJob(body, [])),
     ),
   );
   steps.push(await measure('create: toDetail + JSON.stringify', () => JSON.stringify(toDetail(detail)), 1));

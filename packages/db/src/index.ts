@@ -7,3 +7,4 @@ export type { IdPrefix } from './ids.ts';
 export { isId, newId } from './ids.ts';
 export { applyMigrations } from './internal/migrate.ts';
 export { MigrationError } from './internal/migration-error.ts';
+export { transaction } from './transaction.ts';

@@ -369,6 +369,65 @@ describe('GET /jobs/status', () => {
     expect((await c.get('/jobs/status?status=scheduled')).body.count).toBe(1);
   });
 
+  it('gives each job the very fields and values of its detail, in every state', async () => {
+    const c = client(
+      app,
+      (
+        await api.keys.create({
+          email: 'fields@example.com',
+          mode: 'test',
+          scopes: ['jobs:read', 'jobs:write'],
+          name: 'x',
+        })
+      ).token,
+    );
+    const plain = await createJob(c, { name: 'plain' });
+    const timed = await createJob(c, {
+      name: 'timed',
+      scheduling: { hours: [23], minutes: [59], timezone: 'Asia/Kolkata' },
+    });
+    const ran = await createJob(c, { name: 'ran' });
+    expect((await c.post(`/jobs/${ran.job_id}/run`)).status).toBe(202);
+    await tdb.db.job.update({ where: { id: ran.job_id }, data: { resultsCount: 1234 } });
+    const listed = (await c.get('/jobs/status')).body.jobs as Record<string, unknown>[];
+    expect(listed.map((j) => j.job_id)).toEqual([ran.job_id, timed.job_id, plain.job_id]);
+    for (const item of listed) {
+      const detail = (await c.get(`/jobs/${item.job_id}`)).body;
+      expect(item).toEqual(Object.fromEntries(Object.keys(item).map((k) => [k, detail[k]])));
+    }
+    expect(listed[0]).toEqual(expect.objectContaining({ status: 'running', results_count: 1234 }));
+    expect(listed[0]!.last_run).toMatch(ISO_MS);
+    expect(listed[1]!.next_run_at).toEqual(expect.stringMatching(/T18:29:00\.000Z$/));
+  });
+
+  it('filters by status and pages with a cursor together', async () => {
+    const c = client(
+      app,
+      (
+        await api.keys.create({
+          email: 'both@example.com',
+          mode: 'test',
+          scopes: ['jobs:read', 'jobs:write'],
+          name: 'x',
+        })
+      ).token,
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createJob(c, { name: `p${i}` })).job_id);
+    await createJob(c, { name: 'not paused' });
+    for (const id of ids) expect((await c.post(`/jobs/${id}/pause`)).status).toBe(200);
+    const first = await c.get('/jobs/status?status=paused&limit=3');
+    expect(first.body.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[3], ids[2], ids[1]]);
+    const rest = await c.get(`/jobs/status?status=paused&limit=3&cursor=${first.body.next_cursor}`);
+    expect(rest.body).toEqual(
+      expect.objectContaining({
+        count: 1,
+        next_cursor: null,
+        jobs: [expect.objectContaining({ job_id: ids[0] })],
+      }),
+    );
+  });
+
   it('keeps other users and the other mode out', async () => {
     const mine = await createJob(alice);
     const live = await createJob(aliceLive);

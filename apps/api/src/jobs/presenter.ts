@@ -3,23 +3,7 @@ import type { JobModel, RunModel } from '@scrapejobs/db';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export type JobListRow = Pick<
-  JobModel,
-  'id' | 'name' | 'source' | 'status' | 'createdAt' | 'lastRunAt' | 'resultsCount' | 'nextRunAt'
->;
-
-export const LIST_SELECT = {
-  id: true,
-  name: true,
-  source: true,
-  status: true,
-  createdAt: true,
-  lastRunAt: true,
-  resultsCount: true,
-  nextRunAt: true,
-} as const;
-
-export function toListItem(job: JobListRow): JobListItem {
+export function toListItem(job: JobModel): JobListItem {
   return {
     job_id: job.id,
     name: job.name,

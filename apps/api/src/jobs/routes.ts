@@ -12,7 +12,7 @@ import {
 import type { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
 import { parseCreateJob, parseUpdateJob } from './input.ts';
-import { toDetail, toListItem, toRunView } from './presenter.ts';
+import { toDetail, toRunView } from './presenter.ts';
 import type { JobsService } from './service.ts';
 
 const tag = 'Jobs';
@@ -46,8 +46,10 @@ export function jobRoutes(jobs: JobsService, proxies: readonly ProxyEntry[]): Ro
       responses: { 200: { description: 'A page of jobs.', schema: jobListSchema } },
       handler: async ({ principal, query }) => {
         const page = await jobs.list(principal, query);
-        const items = page.items.map(toListItem);
-        return { status: 200, body: { jobs: items, count: items.length, next_cursor: page.nextCursor } };
+        return {
+          status: 200,
+          body: { jobs: page.items, count: page.items.length, next_cursor: page.nextCursor },
+        };
       },
     }),
     defineRoute({

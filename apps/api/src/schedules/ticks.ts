@@ -1,5 +1,5 @@
 import type { Scheduling } from '@scrapejobs/contracts';
-import type { Database } from '@scrapejobs/db';
+import type { Database, Mode } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
 import { catalog } from '@scrapejobs/queues';
 import { type ConnectionOptions, Worker } from 'bullmq';
@@ -19,26 +19,36 @@ export async function handleTick(
   jobId: string,
   now = new Date(),
 ): Promise<TickOutcome> {
-  const job = await deps.db.job.findUnique({ where: { id: jobId } });
+  const { rows } = await deps.db.pool.query<{
+    user_id: string;
+    mode: Mode;
+    status: string;
+    scheduling: Scheduling | null;
+  }>({
+    name: 'ticks-job',
+    text: 'SELECT user_id, mode::text AS mode, status::text AS status, scheduling FROM jobs WHERE id = $1',
+    values: [jobId],
+  });
+  const job = rows[0];
   if (!job?.scheduling) {
     await deps.scheduler.disarm(jobId);
     return 'orphan';
   }
   if (job.status === 'paused') return 'skipped-paused';
-  const scheduling = job.scheduling as Scheduling;
-  let outcome: TickOutcome = 'started';
+  const next = nextRunAt(job.scheduling, now);
   try {
-    await deps.jobs.run({ userId: job.userId, mode: job.mode }, jobId, 'schedule');
+    await deps.jobs.run({ userId: job.user_id, mode: job.mode }, jobId, 'schedule', next);
+    return 'started';
   } catch (err) {
     if (!(err instanceof AppError && err.status === 409)) throw err;
-    outcome = 'skipped-running';
-    deps.log.info({ job_id: jobId }, 'schedule tick skipped: the previous run is still running');
   }
-  await deps.db.job.updateMany({
-    where: { id: jobId, status: { not: 'paused' } },
-    data: { nextRunAt: nextRunAt(scheduling, now) },
+  await deps.db.pool.query({
+    name: 'ticks-next-run',
+    text: `UPDATE jobs SET next_run_at = $2 WHERE id = $1 AND status <> 'paused'`,
+    values: [jobId, next.toISOString()],
   });
-  return outcome;
+  deps.log.info({ job_id: jobId }, 'schedule tick skipped: the previous run is still running');
+  return 'skipped-running';
 }
 
 /** Consumes schedule ticks; any number of API processes can run it, each tick is handled once. */

@@ -1,4 +1,4 @@
-import type { JobStatusName, Scheduling } from '@scrapejobs/contracts';
+import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contracts';
 import type { JobModel, RunModel } from '@scrapejobs/db';
 import type { StoredResult } from '../deps.ts';
 import { badge, duration, plural, when } from './format.ts';
@@ -9,15 +9,10 @@ export const STATUSES: JobStatusName[] = ['scheduled', 'running', 'success', 'fa
 /** Contract 3.8: the states from which a run may start. */
 const STARTABLE: JobStatusName[] = ['scheduled', 'success', 'failed'];
 
-type ListRow = Pick<
-  JobModel,
-  'id' | 'name' | 'source' | 'status' | 'lastRunAt' | 'nextRunAt' | 'resultsCount' | 'createdAt'
->;
-
 export function jobsListPage(
   ctx: PageContext,
   opts: {
-    jobs: ListRow[];
+    jobs: JobListItem[];
     counts: Partial<Record<JobStatusName, number>>;
     status: JobStatusName | undefined;
     nextCursor: string | null;
@@ -43,11 +38,11 @@ ${
 <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Last run</th><th scope="col">Next run</th><th scope="col" class="num">Results</th></tr></thead>
 <tbody>${opts.jobs.map(
         (j) => html`<tr>
-<td data-label="Job"><a href="/console/jobs/${j.id}" class="strong">${j.name}</a><div class="muted small clip" title="${j.source}">${j.source}</div></td>
+<td data-label="Job"><a href="/console/jobs/${j.job_id}" class="strong">${j.name}</a><div class="muted small clip" title="${j.source}">${j.source}</div></td>
 <td data-label="Status">${badge(j.status)}</td>
-<td data-label="Last run">${when(j.lastRunAt)}</td>
-<td data-label="Next run">${when(j.nextRunAt)}</td>
-<td data-label="Results" class="num">${j.resultsCount}</td>
+<td data-label="Last run">${when(j.last_run)}</td>
+<td data-label="Next run">${when(j.next_run_at)}</td>
+<td data-label="Results" class="num">${j.results_count}</td>
 </tr>`,
       )}</tbody>
 </table>`
