@@ -6,6 +6,7 @@ import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from '../../apps/api/src/app.ts';
 import { JobsService, type RunDispatcher } from '../../apps/api/src/jobs/service.ts';
+import { KeyCache, redisKeyChanges } from '../../apps/api/src/keys/key-cache.ts';
 import { KeysService } from '../../apps/api/src/keys/service.ts';
 import { QueueScheduler } from '../../apps/api/src/schedules/scheduler.ts';
 import { REDIS_URL } from './redis.ts';
@@ -33,6 +34,10 @@ export function buildTestApi(opts: TestApiOptions) {
   const url = opts.redisUrl ?? REDIS_URL;
   const redis = new Redis(url, redisOptions);
   redis.on('error', () => {});
+  const keyCache = new KeyCache();
+  const keySubscriber = redis.duplicate();
+  keySubscriber.on('error', () => {});
+  keyCache.attach(keySubscriber, opts.prefix);
   const queueRedis = new Redis(url, redisOptions);
   queueRedis.on('error', () => {});
   const runs = createQueue('scrapeRuns', queueRedis, opts.prefix);
@@ -65,6 +70,7 @@ export function buildTestApi(opts: TestApiOptions) {
       },
       db: opts.db,
       redis,
+      keyCache,
       dispatcher,
       scheduler,
       log: createLogger('api-test', 'silent'),
@@ -81,11 +87,20 @@ export function buildTestApi(opts: TestApiOptions) {
     jobs,
     redis,
     cancelled,
-    keys: new KeysService(opts.db),
+    keyCache,
+    keySubscriber,
+    keys: new KeysService(
+      opts.db,
+      redisKeyChanges(redis, opts.prefix, {
+        local: keyCache,
+        onError: () => {}, // this process's cache is emptied either way
+      }),
+    ),
     async close() {
       await runs.close().catch(() => {});
       await ticks.close().catch(() => {});
       redis.disconnect();
+      keySubscriber.disconnect();
       queueRedis.disconnect();
     },
   };

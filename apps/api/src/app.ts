@@ -19,6 +19,7 @@ import { mountRoutes } from './http/routes.ts';
 import { parseCreateJob } from './jobs/input.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import { type KeyCache, redisKeyChanges } from './keys/key-cache.ts';
 import { KeysService } from './keys/service.ts';
 import { resultRoutes } from './results/routes.ts';
 import { ResultsService } from './results/service.ts';
@@ -35,6 +36,8 @@ export interface AppDeps {
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
   redis: Redis;
+  /** Principals of recently used keys, attached to Redis for key changes. */
+  keyCache: KeyCache;
   dispatcher: RunDispatcher;
   scheduler: Scheduler;
   log: Logger;
@@ -122,7 +125,17 @@ export function createApp(
       log,
       prefix: config.QUEUE_PREFIX,
       services: {
-        keys: new KeysService(db),
+        keys: new KeysService(
+          db,
+          redisKeyChanges(redis, config.QUEUE_PREFIX, {
+            local: deps.keyCache,
+            onError: (err, keyId) =>
+              log.warn(
+                { err: err.message, key_id: keyId },
+                'key change not announced to other API processes',
+              ),
+          }),
+        ),
         jobs,
         results: new ResultsService(db),
         webhooks: webhooksServiceFor(deps),
@@ -130,7 +143,7 @@ export function createApp(
       parseJob: (raw) => parseCreateJob(raw, config.PROXY_URLS),
     }),
   );
-  app.use(resolveAuth(db));
+  app.use(resolveAuth(db, deps.keyCache));
   app.use(rateLimit(redis, config.QUEUE_PREFIX, config.API_RATE_LIMIT_PER_MINUTE));
   app.use(mountRoutes(routes));
   app.use((req: Request) => {

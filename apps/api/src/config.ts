@@ -6,6 +6,8 @@ export const apiEnvSchema = z.object({
   ...commonEnv,
   PORT: envInt(0, 65_535).default(3000),
   API_RATE_LIMIT_PER_MINUTE: envInt(1).default(600),
+  /** A query PostgreSQL leaves unanswered this long fails (its connection is closed): a 503, not a hang. */
+  DATABASE_QUERY_TIMEOUT_MS: envInt(100).default(5_000),
   /** Requests still running after this long at shutdown are cut. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
   /** Express `trust proxy` setting, for the client address behind a load balancer. */

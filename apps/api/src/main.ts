@@ -10,12 +10,13 @@ import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
+import { KeyCache } from './keys/key-cache.ts';
 import { QueueScheduler } from './schedules/scheduler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
 const config = loadApiConfig(process.env);
 const log = createLogger('api', config.LOG_LEVEL);
-const db = createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: 5_000 });
+const db = createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS });
 
 // No offline queue: while Redis is away a command fails at once and the request gets 503.
 const redisOptions = {
@@ -26,6 +27,10 @@ const redisOptions = {
 };
 const redis = new Redis(config.REDIS_URL, redisOptions);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+const keyCache = new KeyCache();
+const keySubscriber = redis.duplicate();
+keySubscriber.on('error', () => {}); // reported by the main connection
+keyCache.attach(keySubscriber, config.QUEUE_PREFIX);
 const runs = createQueue('scrapeRuns', new Redis(config.REDIS_URL, redisOptions), config.QUEUE_PREFIX);
 runs.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
 
@@ -45,7 +50,7 @@ const jobs = new JobsService(db, dispatcher, scheduler);
 const registry = createRegistry('api');
 registerQueueMetrics(registry, [runs, ticks]);
 const app = createApp(
-  { config, db, redis, dispatcher, scheduler, log, registry, queues: [runs, ticks] },
+  { config, db, redis, keyCache, dispatcher, scheduler, log, registry, queues: [runs, ticks] },
   jobs,
 );
 const tickWorker = startTickWorker(
@@ -84,6 +89,7 @@ async function shutdown(signal: string) {
   clearTimeout(deadline);
   await Promise.allSettled([tickWorker.close(), runs.close(), ticks.close(), db.$disconnect()]);
   redis.disconnect();
+  keySubscriber.disconnect();
   await db.pool.end().catch(() => {});
   log.info('stopped');
   process.exit(0);

@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.ts';
+import { watchQueries } from './internal/query-watchdog.ts';
 
 export interface DatabaseOptions {
   url: string;
@@ -18,12 +19,15 @@ export function createDatabase({ url, max = 10, queryTimeoutMs = 10_000 }: Datab
     connectionString: url,
     max,
     connectionTimeoutMillis: 1_500,
-    query_timeout: queryTimeoutMs,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
   });
-  // An idle client whose server went away emits 'error'; the pool replaces it on next use.
+  // An idle client whose server went away emits 'error'; the pool replaces it on next use. A
+  // checked-out one emits it too, after failing its queries; without a listener that would
+  // crash the process.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  watchQueries(pool, queryTimeoutMs);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return Object.assign(prisma, { pool });
 }

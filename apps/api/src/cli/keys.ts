@@ -3,8 +3,10 @@
 import { parseArgs } from 'node:util';
 import { commonEnv, parseConfig } from '@scrapejobs/config';
 import { createDatabase } from '@scrapejobs/db';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { KEY_CACHE_TTL_MS, redisKeyChanges } from '../keys/key-cache.ts';
 import { KeysService, parseScopes } from '../keys/service.ts';
 
 const USAGE = `usage:
@@ -25,9 +27,31 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [command, keyId] = positionals;
-  const config = parseConfig(z.object({ DATABASE_URL: commonEnv.DATABASE_URL }), process.env);
+  const config = parseConfig(
+    z.object({
+      DATABASE_URL: commonEnv.DATABASE_URL,
+      REDIS_URL: commonEnv.REDIS_URL,
+      QUEUE_PREFIX: commonEnv.QUEUE_PREFIX,
+    }),
+    process.env,
+  );
   const db = createDatabase({ url: config.DATABASE_URL, max: 1 });
-  const keys = new KeysService(db);
+  // Revoke and regenerate tell the running API processes, which cache keys, over Redis.
+  const redis = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3_000,
+  });
+  redis.on('error', () => {});
+  const keys = new KeysService(
+    db,
+    redisKeyChanges(redis, config.QUEUE_PREFIX, {
+      onError: (err, id) =>
+        console.error(
+          `keys: warning: ${id} is revoked, but the running API processes could not be told (Redis: ${err.message}); they accept it for at most ${KEY_CACHE_TTL_MS / 1000} s more`,
+        ),
+    }),
+  );
   try {
     if (command === 'create' && values.user) {
       const mode = values.mode ?? 'test';
@@ -67,6 +91,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`keys: ${(err as Error).message}${details}`);
     return 1;
   } finally {
+    redis.disconnect();
     await db.$disconnect();
     await db.pool.end();
   }

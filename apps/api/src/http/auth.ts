@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Database, Mode } from '@scrapejobs/db';
 import type { NextFunction, Request, Response } from 'express';
 import { forbidden, unauthorized } from '../errors.ts';
+import type { KeyCache } from '../keys/key-cache.ts';
 
 export const SCOPES = ['jobs:read', 'jobs:write', 'webhooks:read', 'webhooks:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -32,7 +33,7 @@ const LAST_USED_EVERY_MS = 60_000;
  * Resolves the bearer token (if any) to a principal without answering yet, so the rate
  * limiter can count per key and unknown routes still answer 404.
  */
-export function resolveAuth(db: Database) {
+export function resolveAuth(db: Database, cache: KeyCache) {
   const lastTouched = new Map<string, number>();
   const touch = (keyId: string) => {
     const now = Date.now();
@@ -51,19 +52,28 @@ export function resolveAuth(db: Database) {
     else if (!token) req.auth = { failure: 'The Authorization header must use the Bearer scheme.' };
     else if (!TOKEN_FORMAT.test(token)) req.auth = { failure: 'The token is not a valid API key.' };
     else {
-      // A prepared statement: this lookup runs on every request, so it skips the ORM.
-      const { rows } = await db.pool.query<[string, string, Mode, string[]]>({
-        name: 'auth-key-by-hash',
-        text: 'SELECT id, user_id, mode::text, scopes FROM api_keys WHERE token_hash = $1 AND revoked_at IS NULL',
-        values: [hashToken(token)],
-        rowMode: 'array',
-      });
-      const key = rows[0];
-      if (!key) req.auth = { failure: 'The API key is unknown or has been revoked.' };
+      const hash = hashToken(token);
+      let principal = cache.get(hash);
+      if (!principal) {
+        const generation = cache.generation();
+        // A prepared statement: this lookup runs on every request the cache cannot answer.
+        const { rows } = await db.pool.query<[string, string, Mode, string[]]>({
+          name: 'auth-key-by-hash',
+          text: 'SELECT id, user_id, mode::text, scopes FROM api_keys WHERE token_hash = $1 AND revoked_at IS NULL',
+          values: [hash],
+          rowMode: 'array',
+        });
+        const key = rows[0];
+        if (key) {
+          const [keyId, userId, mode, scopes] = key;
+          principal = { keyId, userId, mode, scopes };
+          cache.remember(hash, principal, generation);
+        }
+      }
+      if (!principal) req.auth = { failure: 'The API key is unknown or has been revoked.' };
       else {
-        const [keyId, userId, mode, scopes] = key;
-        req.auth = { principal: { keyId, userId, mode, scopes } };
-        touch(keyId);
+        req.auth = { principal };
+        touch(principal.keyId);
       }
     }
     next();

@@ -315,6 +315,18 @@ describe('POST /jobs', () => {
 });
 
 describe('GET /jobs/status', () => {
+  it('gives a user without jobs an empty page', async () => {
+    const c = client(
+      app,
+      (await api.keys.create({ email: 'empty@example.com', mode: 'test', scopes: ['jobs:read'], name: 'x' }))
+        .token,
+    );
+    const res = await c.get('/jobs/status');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual({ jobs: [], count: 0, next_cursor: null });
+  });
+
   it('lists only the caller jobs in the caller mode, newest first, with cursor paging', async () => {
     const c = client(
       app,
@@ -347,6 +359,12 @@ describe('GET /jobs/status', () => {
     expect(seen.map((j) => j.job_id)).toEqual([...ids].reverse());
     const all = await c.get('/jobs/status');
     expect(all.body).toEqual(expect.objectContaining({ count: 5, next_cursor: null }));
+    // A page that ends exactly at the last job has no next page.
+    const exact = await c.get('/jobs/status?limit=5');
+    expect(exact.body).toEqual(expect.objectContaining({ count: 5, next_cursor: null }));
+    const past = await c.get(`/jobs/status?limit=4`);
+    const last = await c.get(`/jobs/status?limit=4&cursor=${past.body.next_cursor}`);
+    expect(last.body).toEqual({ jobs: [seen[4]], count: 1, next_cursor: null });
   });
 
   it('filters by status', async () => {

@@ -1,23 +1,33 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { buildTestApi } from '../../../../test/support/api.ts';
+import { client } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { until } from '../../../../test/support/processes.ts';
+import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
 import { TOKEN_FORMAT } from '../http/auth.ts';
 
 const run = promisify(execFile);
 const CLI = new URL('../cli/keys.ts', import.meta.url).pathname;
 
 let tdb: TestDatabase;
+const prefix = testPrefix();
 beforeAll(async () => {
   tdb = await createTestDatabase();
 });
 afterAll(async () => {
   await tdb.drop();
+  await prefix.cleanup();
 });
 
 async function keys(...args: string[]) {
+  return keysWith({}, ...args);
+}
+
+async function keysWith(env: Record<string, string>, ...args: string[]) {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
-      env: { ...process.env, DATABASE_URL: tdb.url },
+      env: { ...process.env, DATABASE_URL: tdb.url, REDIS_URL, QUEUE_PREFIX: prefix.prefix, ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -76,6 +86,49 @@ describe('keys command-line tool', () => {
     const revoked = await keys('revoke', all[1]!.id);
     expect(revoked.code).toBe(0);
     expect((await tdb.db.apiKey.findUniqueOrThrow({ where: { id: all[1]!.id } })).revokedAt).not.toBeNull();
+  });
+
+  it('stops a revoked or regenerated token at once in a running API that had cached it', async () => {
+    const api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+    try {
+      await until(async () => api.keyCache.subscribed);
+      const created = await keys('create', '--user', 'cached@example.com', '--name', 'c');
+      const first = lastLine(created.stdout);
+      const keyId = (
+        await tdb.db.apiKey.findFirstOrThrow({ where: { user: { email: 'cached@example.com' } } })
+      ).id;
+      const use = (token: string) => client(api.app, token).get('/jobs/status');
+      expect((await use(first)).status).toBe(200);
+      // The API now answers from its cache: a revocation that bypasses the tool goes unseen.
+      await tdb.db.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
+      expect((await use(first)).status).toBe(200);
+      await tdb.db.apiKey.update({ where: { id: keyId }, data: { revokedAt: null } });
+
+      const regenerated = await keys('regenerate', keyId);
+      expect(regenerated.code).toBe(0);
+      expect((await use(first)).status).toBe(401);
+      const second = lastLine(regenerated.stdout);
+      expect((await use(second)).status).toBe(200);
+      expect((await use(second)).status).toBe(200);
+      const secondId = (await tdb.db.apiKey.findFirstOrThrow({ where: { prefix: second.slice(0, 12) } })).id;
+      expect((await keys('revoke', secondId)).code).toBe(0);
+      expect((await use(second)).status).toBe(401);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('revokes even when Redis is unreachable, and says the API may accept the key for 10 s more', async () => {
+    const created = await keys('create', '--user', 'offline@example.com');
+    const keyId = (
+      await tdb.db.apiKey.findFirstOrThrow({ where: { user: { email: 'offline@example.com' } } })
+    ).id;
+    const res = await keysWith({ REDIS_URL: 'redis://127.0.0.1:1' }, 'revoke', keyId);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(`revoked ${keyId}`);
+    expect(res.stderr).toMatch(/warning: .* could not be told .* at most 10 s more/);
+    expect((await tdb.db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).revokedAt).not.toBeNull();
+    expect(lastLine(created.stdout)).toMatch(TOKEN_FORMAT);
   });
 
   it('defaults to a test key with all four scopes', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Database, type Mode, newId } from '@scrapejobs/db';
 import { notFound, validationError } from '../errors.ts';
 import { hashToken, SCOPES, type Scope } from '../http/auth.ts';
+import type { KeyChanges } from './key-cache.ts';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -60,11 +61,22 @@ export function parseScopes(raw: string | undefined): Scope[] {
   return [...new Set(scopes)] as Scope[];
 }
 
-/** API keys of account holders (contract 2): only the SHA-256 of a token is stored. */
+/**
+ * API keys of account holders (contract 2): only the SHA-256 of a token is stored. A revoked or
+ * regenerated key is announced to the API processes, which cache keys, once the change is committed.
+ */
 export class KeysService {
   readonly #db: Database;
-  constructor(db: Database) {
+  readonly #changes: KeyChanges | undefined;
+  /** Without `changes` keys can be created and listed, but not revoked or regenerated. */
+  constructor(db: Database, changes?: KeyChanges) {
     this.#db = db;
+    this.#changes = changes;
+  }
+
+  #changesOrThrow(): KeyChanges {
+    if (!this.#changes) throw new Error('This KeysService cannot announce key changes to the API.');
+    return this.#changes;
   }
 
   /** Creates the key (and the user on first use); the plain token is returned once. */
@@ -100,15 +112,22 @@ export class KeysService {
   }
 
   async revoke(keyId: string): Promise<KeyView> {
+    const changes = this.#changesOrThrow();
     const key = await this.#db.apiKey.findUnique({ where: { id: keyId } });
     if (!key) throw notFound('API key');
-    if (key.revokedAt) return view(key);
-    return view(await this.#db.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } }));
+    const revoked = key.revokedAt
+      ? key
+      : await this.#db.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
+    // Announced again for a key already revoked, so that repeating a revoke whose announcement
+    // failed completes it.
+    await changes.announce(keyId);
+    return view(revoked);
   }
 
   /** A new token with the same name, mode and scopes; the old key is revoked in the same transaction. */
   async regenerate(keyId: string) {
-    return this.#db.$transaction(async (tx) => {
+    const changes = this.#changesOrThrow();
+    const regenerated = await this.#db.$transaction(async (tx) => {
       const old = await tx.apiKey.findUnique({ where: { id: keyId } });
       if (!old || old.revokedAt) throw notFound('Active API key');
       await tx.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
@@ -126,5 +145,7 @@ export class KeysService {
       });
       return { key: view(key), token };
     });
+    await changes.announce(keyId);
+    return regenerated;
   }
 }
