@@ -3,7 +3,8 @@ import net from 'node:net';
 /**
  * A TCP proxy in front of a real server, to make it "unreachable" on demand:
  * `refuse()` closes the port and drops every connection; `stall()` accepts connections
- * but never answers (a black hole); `restore()` forwards again on the same port.
+ * but never answers (a black hole); `freeze()` keeps open connections open but stops carrying
+ * their bytes; `restore()` forwards again on the same port.
  */
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1') {
   const sockets = new Set<net.Socket>();
@@ -13,14 +14,20 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     s.on('close', () => sockets.delete(s));
     s.on('error', () => s.destroy());
   };
+  const pairs = new Set<[net.Socket, net.Socket]>();
   const onConnection = (inbound: net.Socket) => {
     track(inbound);
     if (mode === 'stall') return;
     const outbound = net.connect(targetPort, targetHost);
     track(outbound);
+    const pair: [net.Socket, net.Socket] = [inbound, outbound];
+    pairs.add(pair);
     inbound.pipe(outbound).pipe(inbound);
     inbound.on('close', () => outbound.destroy());
-    outbound.on('close', () => inbound.destroy());
+    outbound.on('close', () => {
+      inbound.destroy();
+      pairs.delete(pair);
+    });
   };
   let server = net.createServer(onConnection);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -40,6 +47,13 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     async stall() {
       mode = 'stall';
       dropAll();
+    },
+    async freeze() {
+      mode = 'stall';
+      for (const [inbound, outbound] of pairs) {
+        inbound.unpipe(outbound);
+        outbound.unpipe(inbound);
+      }
     },
     async restore() {
       mode = 'forward';
