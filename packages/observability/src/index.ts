@@ -74,7 +74,12 @@ export async function startOpsServer(opts: {
       send(500, JSON.stringify({ error: 'internal_error', message: (err as Error).message }));
     }
   });
-  await new Promise<void>((resolve) => server.listen(opts.port, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(new Error(`Cannot serve /metrics on METRICS_PORT ${opts.port}: ${err.message}`)),
+    );
+    server.listen(opts.port, resolve);
+  });
   return server;
 }
 
