@@ -259,6 +259,38 @@ describe('scraper worker', () => {
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
   });
 
+  it('keeps one budget per job across three workers, even while a held-up worker and its successor both run it', async () => {
+    const fleet = [await startWorker(), await startWorker(), await startWorker()];
+    const since = Date.now();
+    // 240 a minute: one start every 250 ms across the fleet.
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-16]?ms=20`, rate_limit: 240 });
+    const starts = () =>
+      site.hits.filter((h) => h.path.startsWith('/slow/') && h.at >= since).map((h) => h.at);
+    const runner = (w: Proc) => w.logs.some((l) => l.msg === 'run started' && l.run_id === runId);
+    const holder = await until(async () => fleet.find(runner));
+    await until(async () => starts().length >= 3 || null);
+    // Held up past RUN_LOCK_MS with its URL workers waiting for their slots: another worker
+    // takes the run over, then the first one wakes up with the same job in hand.
+    holder.child.kill('SIGSTOP');
+    await until(async () => fleet.find((w) => w !== holder && runner(w)), 20_000);
+    const before = starts().length;
+    await until(async () => starts().length >= before + 2 || null);
+    holder.child.kill('SIGCONT');
+    await holder.waitForLog((l) => String(l.msg).startsWith('lost the lock of runs'));
+
+    const job = await finished(jobId, 30_000);
+    expect(job.status).toBe('success');
+    const results = await tdb.db.result.findMany({ where: { runId } });
+    expect(results).toHaveLength(32);
+    expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(32);
+    expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
+    // Never a burst: any one-second window holds four starts (one more for a timer that fires
+    // late on a loaded machine), the first worker's included.
+    const all = starts().sort((a, b) => a - b);
+    const perWindow = all.map((t) => all.filter((u) => u >= t && u < t + 1_000).length);
+    expect(Math.max(...perWindow)).toBeLessThanOrEqual(5);
+  });
+
   it('hands a run back on SIGTERM and another worker completes it with no duplicate', async () => {
     const first = await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-30]?ms=150`, rate_limit: 300 });

@@ -11,7 +11,7 @@ import {
   startOpsServer,
 } from '@scrapejobs/observability';
 import { catalog, createQueue, runCancelChannel } from '@scrapejobs/queues';
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadWorkerConfig } from './config.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
@@ -99,10 +99,11 @@ subscriber.on('message', (_channel, runId: string) =>
 const worker = new Worker(
   catalog.scrapeRuns.name,
   async (job, token) => {
-    const { runId } = catalog.scrapeRuns.payload.parse(job.data);
+    const { runId, jobId } = catalog.scrapeRuns.payload.parse(job.data);
     const controller = new AbortController();
     if (stopping) controller.abort('shutdown' satisfies StopReason);
     active.set(runId, controller);
+    log.info({ run_id: runId, job_id: jobId }, 'run started');
     try {
       const end = stopping ? 'handed-back' : await executeRun(deps, runId, controller.signal);
       if (end === 'handed-back') {
@@ -110,6 +111,9 @@ const worker = new Worker(
         await job.moveToDelayed(Date.now(), token);
         throw new DelayedError();
       }
+      // Moved back to waiting by the stalled-job check and taken by another worker: BullMQ must
+      // not try to finish it with this worker's stale lock.
+      if (end === 'lost') throw new WaitingError();
       return end;
     } finally {
       active.delete(runId);
@@ -125,6 +129,12 @@ const worker = new Worker(
   },
 );
 worker.on('failed', (job, err) => log.error({ run_id: job?.data.runId, err: err.message }, 'run crashed'));
+// A run whose lock could not be renewed (this process was held up past RUN_LOCK_MS) belongs to
+// whichever worker takes it over: stop working on it here.
+worker.on('lockRenewalFailed', (runIds) => {
+  for (const runId of runIds) active.get(runId)?.abort('lost' satisfies StopReason);
+  log.warn({ run_ids: runIds }, 'lost the lock of runs; another worker takes them over');
+});
 worker.on('error', (err) => log.warn({ err: err.message }, 'worker error'));
 
 const runsQueue = createQueue('scrapeRuns', redis, config.QUEUE_PREFIX);

@@ -25,6 +25,26 @@ describe('JobRateLimiter', () => {
     expect(all.at(-1)! - all[0]!).toBeGreaterThanOrEqual(14 * 95);
   });
 
+  it('takes a new slot when it wakes up past the next one, as a paused process would', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const limiter = new JobRateLimiter(redis, prefix.prefix);
+      await limiter.acquire('job_late', 600); // now; the next slot is 100 ms on
+      const second = limiter.acquire('job_late', 600);
+      await new Promise((r) => setTimeout(r, 20)); // granted, and waiting for its slot
+      const heldUntil = Date.now() + 400;
+      while (Date.now() < heldUntil); // this process is held up past that slot
+      await second;
+      // Starting in the stale slot would leave the budget behind, and the next start would follow
+      // at once: a burst. With a new slot the next one waits its 100 ms.
+      const asked = Date.now();
+      await limiter.acquire('job_late', 600);
+      expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('gives separate jobs separate budgets, and aborts a wait at once', async () => {
     const redis = new Redis(REDIS_URL);
     try {

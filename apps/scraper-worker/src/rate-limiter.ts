@@ -39,7 +39,15 @@ export class JobRateLimiter {
   /** Waits until this job may start its next request; rejects if `signal` aborts first. */
   async acquire(jobId: string, perMinute: number, signal?: AbortSignal): Promise<void> {
     const interval = 60_000 / perMinute;
-    const wait = Number(await this.#redis.eval(SCRIPT, 1, `${this.#prefix}:job-rate:${jobId}`, interval));
-    if (wait > 0) await sleep(wait, signal);
+    for (let attempt = 0; ; attempt++) {
+      const asked = Date.now();
+      const wait = Number(await this.#redis.eval(SCRIPT, 1, `${this.#prefix}:job-rate:${jobId}`, interval));
+      if (wait <= 0) return;
+      await sleep(wait, signal);
+      // A process held up while it waited (a long pause, a stopped container, a starved CPU)
+      // wakes after the next slot, which may be another worker's start now: it takes one new
+      // slot instead. Once only, so that a process that is merely slow is never starved.
+      if (attempt > 0 || Date.now() - (asked + wait) <= interval) return;
+    }
   }
 }

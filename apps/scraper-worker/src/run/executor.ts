@@ -22,10 +22,13 @@ const BATCH_ROWS = 500;
 // scraped and GET /jobs/{id}/runs shows a long run advancing.
 const FLUSH_EVERY_MS = 200;
 
-/** Why a run's signal aborted: the API cancelled it, or this worker is shutting down. */
-export type StopReason = 'cancel' | 'shutdown';
+/**
+ * Why a run's signal aborted: the API cancelled it, this worker is shutting down, or this worker
+ * lost the run's lock (it was held up too long) and another worker has taken the run over.
+ */
+export type StopReason = 'cancel' | 'shutdown' | 'lost';
 
-export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'handed-back';
+export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'handed-back' | 'lost';
 
 /** What a run reports for metrics: each page's outcome, and each run's end. */
 export interface RunObserver {
@@ -211,6 +214,7 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
 
   if (stop.aborted) {
     if (stop.reason === 'shutdown') return 'handed-back';
+    if (stop.reason === 'lost') return 'lost';
     await deps.store.settleCancelled(runId, tally);
     deps.observer?.run('cancelled', (Date.now() - loaded.run.startedAt.getTime()) / 1000);
     log.info(tally, 'run cancelled');
