@@ -39,6 +39,7 @@ import { parseArgs } from 'node:util';
 import { createQueue } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { TICK_CONCURRENCY } from '../apps/api/src/schedules/ticks.ts';
 import { type Proc, startApp } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
 import {
@@ -447,7 +448,7 @@ async function main() {
         jobs: N,
         log_level: LOG_LEVEL,
         create_concurrency: CREATE_CONCURRENCY,
-        tick_worker_concurrency: 50,
+        tick_worker_concurrency: TICK_CONCURRENCY,
       },
       creation: {
         seconds: round2(createS),

@@ -16,7 +16,11 @@ import { startTickWorker } from './schedules/ticks.ts';
 
 const config = loadApiConfig(process.env);
 const log = createLogger('api', config.LOG_LEVEL);
-const db = createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS });
+const db = createDatabase({
+  url: config.DATABASE_URL,
+  max: 20,
+  queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+});
 
 // No offline queue: while Redis is away a command fails at once and the request gets 503.
 const redisOptions = {

@@ -51,6 +51,9 @@ export async function handleTick(
   return 'skipped-running';
 }
 
+/** Ticks one API process handles at once: no more than its database pool has connections. */
+export const TICK_CONCURRENCY = 16;
+
 /** Consumes schedule ticks; any number of API processes can run it, each tick is handled once. */
 export function startTickWorker(
   deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger },
@@ -60,8 +63,7 @@ export function startTickWorker(
   const worker = new Worker(
     catalog.scheduleTicks.name,
     async (tick) => handleTick(deps, catalog.scheduleTicks.payload.parse(tick.data).jobId),
-    // No more ticks at once than the API's database pool has connections.
-    { connection, prefix, concurrency: 16 },
+    { connection, prefix, concurrency: TICK_CONCURRENCY },
   );
   worker.on('error', (err) => deps.log.warn({ err: err.message }, 'tick worker error'));
   return worker;
