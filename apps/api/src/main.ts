@@ -58,7 +58,7 @@ const app = createApp(
   jobs,
 );
 const tickWorker = startTickWorker(
-  { db, jobs, scheduler, log },
+  { db, jobs, scheduler, log, registry },
   new Redis(config.REDIS_URL, { maxRetriesPerRequest: null }),
   config.QUEUE_PREFIX,
 );

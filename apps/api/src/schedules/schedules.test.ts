@@ -1,9 +1,12 @@
 import { createLogger } from '@scrapejobs/logging';
+import { createRegistry } from '@scrapejobs/observability';
+import { Redis } from 'ioredis';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
-import { handleTick } from './ticks.ts';
+import { until } from '../../../../test/support/processes.ts';
+import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
+import { handleTick, startTickWorker } from './ticks.ts';
 
 let tdb: TestDatabase;
 let api: ReturnType<typeof buildTestApi>;
@@ -108,6 +111,35 @@ describe('schedules in BullMQ', () => {
     expect((started.data as { trigger: string }).trigger).toBe('schedule');
     expect(await tick(job.job_id)).toBe('skipped-running');
     expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(1);
+  });
+
+  it('the tick worker counts each outcome in schedule_ticks_total', async () => {
+    const registry = createRegistry('api');
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const worker = startTickWorker(
+      { db: tdb.db, jobs: api.jobs, scheduler: api.scheduler, log, registry },
+      connection,
+      prefix.prefix,
+    );
+    const counts = async () => {
+      const metric = await registry.getSingleMetric('schedule_ticks_total')!.get();
+      return Object.fromEntries(metric.values.map((v) => [v.labels.outcome, v.value]));
+    };
+    try {
+      const job = await scheduledJob();
+      await api.ticks.add('tick', { jobId: job.job_id });
+      await until(async () => (await counts()).started === 1);
+      await api.ticks.add('tick', { jobId: job.job_id }); // the run it started is still running
+      await until(async () => (await counts())['skipped-running'] === 1);
+      await c.post(`/jobs/${job.job_id}/pause`);
+      await api.ticks.add('tick', { jobId: job.job_id });
+      await until(async () => (await counts())['skipped-paused'] === 1);
+      expect(await counts()).toEqual({ started: 1, 'skipped-running': 1, 'skipped-paused': 1 });
+      expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(1);
+    } finally {
+      await worker.close();
+      connection.disconnect();
+    }
   });
 
   it('a tick for a paused job does nothing; a tick for a deleted job removes its scheduler', async () => {

@@ -1,6 +1,7 @@
 import type { Scheduling } from '@scrapejobs/contracts';
 import type { Database, Mode } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
+import { Counter, type Registry } from '@scrapejobs/observability';
 import { catalog } from '@scrapejobs/queues';
 import { type ConnectionOptions, Worker } from 'bullmq';
 import { AppError } from '../errors.ts';
@@ -54,17 +55,28 @@ export async function handleTick(
 /** Ticks one API process handles at once: no more than its database pool has connections. */
 export const TICK_CONCURRENCY = 16;
 
-/** Consumes schedule ticks; any number of API processes can run it, each tick is handled once. */
+/**
+ * Consumes schedule ticks; any number of API processes can run it, each tick is handled once.
+ * Every tick's outcome is counted in `schedule_ticks_total` (and kept as the tick's result).
+ */
 export function startTickWorker(
-  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger },
+  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger; registry: Registry },
   connection: ConnectionOptions,
   prefix: string,
 ): Worker {
+  const outcomes = new Counter({
+    name: 'schedule_ticks_total',
+    help: 'Schedule ticks handled, by outcome (started, skipped-running, skipped-paused, orphan, error).',
+    labelNames: ['outcome'] as const,
+    registers: [deps.registry],
+  });
   const worker = new Worker(
     catalog.scheduleTicks.name,
     async (tick) => handleTick(deps, catalog.scheduleTicks.payload.parse(tick.data).jobId),
     { connection, prefix, concurrency: TICK_CONCURRENCY },
   );
+  worker.on('completed', (_tick, outcome: TickOutcome) => outcomes.inc({ outcome }));
+  worker.on('failed', () => outcomes.inc({ outcome: 'error' }));
   worker.on('error', (err) => deps.log.warn({ err: err.message }, 'tick worker error'));
   return worker;
 }
