@@ -9,7 +9,8 @@
  *      pool (`db.pool.query`), bypassing Prisma's query compiler
  *   3. the same as 2 with ids made from one random prefix plus a counter instead of
  *      `randomBytes(16)` per row
- *   4. the worker's own `RunStore.saveResults` (the unnest INSERT, rows as JSON text per page)
+ *   4. the worker's own `RunStore.saveBatch` (the unnest INSERT, rows as JSON text per page, and
+ *      the page's URL outcome in the run's row)
  *
  * (COPY FROM STDIN through pg-copy-streams, falling back to 4 on a duplicate, was measured this
  * way and lost on every count; see bench/README.md.) "ms per duplicate batch" stores the first
@@ -113,8 +114,8 @@ try {
       const salt = randomBytes(2).toString('hex');
       await viaPool(runId, rows, () => `${base}${salt}${(n++).toString(36).padStart(4, '0')}`.slice(0, 30));
     },
-    'RunStore.saveResults (unnest, JSON text per page)': (runId, rows) =>
-      store.saveResults(runId, job.id, pageOf(rows)),
+    'RunStore.saveBatch (unnest, JSON text per page, with the URL outcome)': (runId, rows) =>
+      store.saveBatch(runId, job.id, pageOf(rows), [{ index: rows[0]!.urlIndex, failure: null }]),
   };
   // Open every pool connection now, so the backends measured below are all there is.
   await Promise.all(Array.from({ length: 4 }, () => db.pool.query('SELECT pg_sleep(0.05)')));

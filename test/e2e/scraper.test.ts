@@ -245,18 +245,30 @@ describe('scraper worker', () => {
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.paused']);
   });
 
-  it('finishes a run exactly once after its worker is killed mid-run (SIGKILL)', async () => {
+  it('finishes a run exactly once after its worker is killed mid-run (SIGKILL), resuming after the pages it stored', async () => {
     const first = await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
-    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
+    const runRow = () => tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    await until(async () => (await runRow()).doneUrls.length >= 4 || null, 10_000);
     await first.kill('SIGKILL');
-    await startWorker();
+    const killedAt = Date.now();
+    const doneBefore = (await runRow()).doneUrls;
+    const second = await startWorker();
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
     const results = await tdb.db.result.findMany({ where: { runId } });
     expect(results).toHaveLength(24);
     expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(24);
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
+    // The second worker resumed: no page whose outcome was stored was fetched again.
+    expect(second.logs.find((l) => l.msg === 'run resumed')).toEqual(
+      expect.objectContaining({ done: doneBefore.length, remaining: 12 - doneBefore.length }),
+    );
+    const again = new Set(doneBefore.map((i) => `/slow/${i + 1}`));
+    expect(site.hits.filter((h) => h.at > killedAt && again.has(h.path))).toEqual([]);
+    const run = await runRow();
+    expect(run).toEqual(expect.objectContaining({ successfulUrls: 12, failedUrls: 0, resultsCount: 24 }));
+    expect([...run.doneUrls].sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
   });
 
   it('keeps one budget per job across three workers, even while a held-up worker and its successor both run it', async () => {

@@ -14,7 +14,7 @@ import type { Logger } from '@scrapejobs/logging';
 import { createProxyPicker, FetchError, fetchPage, type ProxyPicker } from '../fetch/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import type { Renderer } from '../render/index.ts';
-import type { PageRows, RunFailure, RunStore, RunTally } from './store.ts';
+import type { PageRows, RunStore, UrlOutcome } from './store.ts';
 
 const MAX_URLS = 1000;
 const BATCH_ROWS = 500;
@@ -79,14 +79,16 @@ function proxyPickerFor(job: JobModel, proxies: readonly ProxyEntry[]): ProxyPic
 export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortSignal): Promise<RunEnd> {
   const loaded = await deps.store.load(runId);
   if (!loaded) return 'skipped';
-  const { job } = loaded;
+  const { job, run } = loaded;
   const log = deps.log.child({ run_id: runId, job_id: job.id });
 
   const expanded = expandGlob(job.source, MAX_URLS);
   const urls = expanded.ok ? expanded.urls : [job.source];
   await deps.store.setTotal(runId, urls.length);
-  const tally: RunTally = { successfulUrls: 0, failedUrls: 0 };
-  const failures: { index: number; code: string; message: string }[] = [];
+  // A run taken over from another worker resumes after the URLs whose outcome is stored.
+  const done = new Set(run.doneUrls);
+  const todo = urls.map((_, index) => index).filter((index) => !done.has(index));
+  if (done.size > 0) log.info({ done: done.size, remaining: todo.length }, 'run resumed');
 
   const timeout = AbortSignal.timeout(deps.runTimeoutMs);
   const signal = AbortSignal.any([stop, timeout]);
@@ -94,23 +96,26 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
   // error is never counted against a URL.
   let pending: PageRows[] = [];
   let pendingRows = 0;
+  let outcomes: UrlOutcome[] = [];
   let lastFlush = Date.now();
   let flushing: Promise<void> = Promise.resolve();
   const writeBatch = async () => {
     const batch = pending;
     const batchRows = pendingRows;
+    const batchOutcomes = outcomes;
     pending = [];
     pendingRows = 0;
+    outcomes = [];
     lastFlush = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
-        await deps.store.saveResults(runId, job.id, batch);
-        await deps.store.saveProgress(runId, tally);
+        await deps.store.saveBatch(runId, job.id, batch, batchOutcomes);
         return;
       } catch (err) {
         if (attempt >= 5) {
           pending = batch.concat(pending);
           pendingRows += batchRows;
+          outcomes = batchOutcomes.concat(outcomes);
           throw err;
         }
         await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
@@ -173,8 +178,8 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
 
     let next = 0;
     const worker = async () => {
-      while (next < urls.length && !signal.aborted) {
-        const index = next++;
+      while (next < todo.length && !signal.aborted) {
+        const index = todo[next++]!;
         const url = urls[index]!;
         try {
           const html = await loadHtml(url);
@@ -185,14 +190,14 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
             pending.push({ url, urlIndex: index, scrapedAt, rows });
             pendingRows += rows.length;
           }
-          tally.successfulUrls++;
+          outcomes.push({ index, failure: null });
           deps.observer?.page('success');
         } catch (err) {
           if (signal.aborted) break;
-          tally.failedUrls++;
-          deps.observer?.page(errorCode(err));
-          failures.push({ index, code: errorCode(err), message: `${url}: ${(err as Error).message}` });
-          log.info({ url, code: errorCode(err), err: (err as Error).message }, 'url failed');
+          const code = errorCode(err);
+          outcomes.push({ index, failure: { code, message: `${url}: ${(err as Error).message}` } });
+          deps.observer?.page(code);
+          log.info({ url, code, err: (err as Error).message }, 'url failed');
         }
         // Outside the URL's try: a storage error ends the run's execution (the sweep re-queues
         // it) instead of being counted as a failed URL.
@@ -200,41 +205,32 @@ export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortS
       }
     };
     setupDone = true;
-    await Promise.all(Array.from({ length: Math.min(deps.urlConcurrency, urls.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(deps.urlConcurrency, todo.length) }, worker));
   } catch (err) {
     // Past setup, only a storage failure escapes the loop: let the run's execution fail.
     if (setupDone) throw err;
-    if (!signal.aborted) {
-      // A job that cannot start at all (bad stored query, no proxies any more) fails as a whole.
-      failures.push({ index: -1, code: errorCode(err), message: (err as Error).message });
-      tally.failedUrls = urls.length - tally.successfulUrls;
-    }
+    // A job that cannot start at all (bad stored query, no proxies any more) fails every URL.
+    if (!signal.aborted)
+      for (const index of todo)
+        outcomes.push({ index, failure: { code: errorCode(err), message: (err as Error).message } });
   }
   await flush();
 
   if (stop.aborted) {
     if (stop.reason === 'shutdown') return 'handed-back';
     if (stop.reason === 'lost') return 'lost';
-    await deps.store.settleCancelled(runId, tally);
-    deps.observer?.run('cancelled', (Date.now() - loaded.run.startedAt.getTime()) / 1000);
-    log.info(tally, 'run cancelled');
+    await deps.store.settleCancelled(runId);
+    deps.observer?.run('cancelled', (Date.now() - run.startedAt.getTime()) / 1000);
+    log.info('run cancelled');
     return 'cancelled';
   }
 
-  let failure: RunFailure | null = null;
-  if (timeout.aborted) {
-    tally.failedUrls = urls.length - tally.successfulUrls;
-    failure = { code: 'TIMEOUT', message: `The run exceeded its time limit of ${deps.runTimeoutMs} ms.` };
-  } else if (failures.length > 0) {
-    const first = failures.sort((a, b) => a.index - b.index)[0]!;
-    failure = {
-      code: first.code,
-      message: `${tally.failedUrls} of ${urls.length} URLs failed; first: ${first.message}`,
-    };
+  const ended = await deps.store.finish(runId, timeout.aborted ? deps.runTimeoutMs : null);
+  if (!ended) {
+    log.info('run finished elsewhere or cancelled meanwhile');
+    return 'cancelled';
   }
-  const ended = await deps.store.finish(runId, tally, failure);
-  if (ended)
-    deps.observer?.run(failure ? 'failed' : 'success', (Date.now() - loaded.run.startedAt.getTime()) / 1000);
-  log.info({ ...tally, status: failure ? 'failed' : 'success', ended }, 'run finished');
-  return ended ? 'finished' : 'cancelled';
+  deps.observer?.run(ended.status, (Date.now() - run.startedAt.getTime()) / 1000);
+  log.info(ended, 'run finished');
+  return 'finished';
 }

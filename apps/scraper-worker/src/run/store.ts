@@ -9,14 +9,22 @@ export interface PageRows {
   rows: string[];
 }
 
-export interface RunTally {
-  successfulUrls: number;
-  failedUrls: number;
-}
-
 export interface RunFailure {
   code: string;
   message: string;
+}
+
+/** How one URL ended: its records are in a `PageRows`, or it failed. */
+export interface UrlOutcome {
+  index: number;
+  failure: RunFailure | null;
+}
+
+/** How a run ended, from what is stored: every worker that worked on it counted. */
+export interface RunEnding {
+  status: 'success' | 'failed';
+  successfulUrls: number;
+  failedUrls: number;
 }
 
 /** The database side of a run: loading it, storing results idempotently, ending it with its event. */
@@ -42,11 +50,18 @@ export class RunStore {
   }
 
   /**
-   * Stores a batch in one statement; (run, url index, row index) is unique, so a run taken over
-   * after a crash writes each record once however often its pages are processed. (Prisma's
+   * Stores a batch in one statement: the pages' records, and the URLs' outcomes in the run's
+   * counts and `done_urls`, so a worker that takes the run over resumes after them. (run, URL
+   * index, row index) is unique and a URL already done is not counted again, so two workers
+   * that both processed a page (one of them held up past its lock) store it once. (Prisma's
    * createMany spent about 150 ms of CPU per 1,000 rows here; this spends about 10.)
    */
-  async saveResults(runId: string, jobId: string, pages: readonly PageRows[]): Promise<void> {
+  async saveBatch(
+    runId: string,
+    jobId: string,
+    pages: readonly PageRows[],
+    outcomes: readonly UrlOutcome[],
+  ): Promise<void> {
     const ids: string[] = [];
     const urls: string[] = [];
     const urlIndexes: number[] = [];
@@ -66,16 +81,47 @@ export class RunStore {
         scrapedAts.push(scrapedAt);
       });
     }
-    if (ids.length === 0) return;
+    if (ids.length === 0 && outcomes.length === 0) return;
+    let firstFailure: UrlOutcome | undefined;
+    for (const o of outcomes)
+      if (o.failure && (!firstFailure || o.index < firstFailure.index)) firstFailure = o;
     try {
-      await this.#db.pool.query(
-        `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-         SELECT t.id, $2, $3, t.url, t.url_index, t.row_index, t.data, t.scraped_at
-         FROM unnest($1::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::timestamp(3)[])
-           AS t(id, url, url_index, row_index, data, scraped_at)
-         ON CONFLICT (run_id, url_index, row_index) DO NOTHING`,
-        [ids, runId, jobId, urls, urlIndexes, rowIndexes, data, scrapedAts],
-      );
+      await this.#db.pool.query({
+        name: 'runs-save-batch',
+        text: `WITH stored AS (
+                 INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
+                 SELECT t.id, $2, $3, t.url, t.url_index, t.row_index, t.data, t.scraped_at
+                 FROM unnest($1::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::timestamp(3)[])
+                   AS t(id, url, url_index, row_index, data, scraped_at)
+                 ON CONFLICT (run_id, url_index, row_index) DO NOTHING)
+               UPDATE runs r SET
+                 done_urls = r.done_urls || ARRAY(
+                   SELECT o.i FROM unnest($9::int[]) AS o(i) WHERE o.i <> ALL(r.done_urls)),
+                 successful_urls = r.successful_urls + (
+                   SELECT count(*) FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
+                   WHERE o.ok AND o.i <> ALL(r.done_urls)),
+                 failed_urls = r.failed_urls + (
+                   SELECT count(*) FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
+                   WHERE NOT o.ok AND o.i <> ALL(r.done_urls)),
+                 first_failure = CASE
+                   WHEN $11::jsonb IS NOT NULL AND (r.first_failure IS NULL
+                     OR (r.first_failure->>'index')::int > ($11::jsonb->>'index')::int) THEN $11::jsonb
+                   ELSE r.first_failure END
+               WHERE r.id = $2 AND r.status = 'running'`,
+        values: [
+          ids,
+          runId,
+          jobId,
+          urls,
+          urlIndexes,
+          rowIndexes,
+          data,
+          scrapedAts,
+          outcomes.map((o) => o.index),
+          outcomes.map((o) => o.failure === null),
+          firstFailure ? JSON.stringify({ index: firstFailure.index, ...firstFailure.failure }) : null,
+        ],
+      });
     } catch (err) {
       // The run was deleted with its job meanwhile: nothing left to keep results for.
       if ((err as { code?: string }).code === '23503') return;
@@ -83,32 +129,31 @@ export class RunStore {
     }
   }
 
-  /** URL counts so far, while the run is running. */
-  async saveProgress(runId: string, tally: RunTally): Promise<void> {
-    await this.#db.run.updateMany({ where: { id: runId, status: 'running' }, data: { ...tally } });
-  }
-
   /**
    * Ends a running run and its job in one transaction with the job.completed or job.failed
-   * event. Does nothing if the run is no longer running (paused or deleted meanwhile).
+   * event, from the counts stored by every batch; URLs never done count as failed when the run
+   * timed out. Returns null if the run is no longer running (paused or deleted meanwhile).
    */
-  async finish(
-    runId: string,
-    tally: RunTally,
-    failure: RunFailure | null,
-    now = new Date(),
-  ): Promise<boolean> {
+  async finish(runId: string, timedOutAfterMs: number | null, now = new Date()): Promise<RunEnding | null> {
     return this.#db.$transaction(async (tx) => {
       const run = await tx.run.findUnique({ where: { id: runId }, include: { job: true } });
-      if (run?.status !== 'running') return false;
+      if (run?.status !== 'running') return null;
       const resultsCount = await tx.result.count({ where: { runId } });
       const durationMs = now.getTime() - run.startedAt.getTime();
+      const successfulUrls = run.successfulUrls;
+      const failedUrls = timedOutAfterMs === null ? run.failedUrls : run.totalUrls - successfulUrls;
+      const first = run.firstFailure as (RunFailure & { index: number }) | null;
+      const failure: RunFailure | null =
+        timedOutAfterMs !== null
+          ? { code: 'TIMEOUT', message: `The run exceeded its time limit of ${timedOutAfterMs} ms.` }
+          : failedUrls > 0
+            ? {
+                code: first?.code ?? 'NETWORK_ERROR',
+                message: `${failedUrls} of ${run.totalUrls} URLs failed; first: ${first?.message ?? 'unknown'}`,
+              }
+            : null;
       const status = failure ? 'failed' : 'success';
-      const error = failure && {
-        ...failure,
-        failed_urls: tally.failedUrls,
-        successful_urls: tally.successfulUrls,
-      };
+      const error = failure && { ...failure, failed_urls: failedUrls, successful_urls: successfulUrls };
       const updated = await tx.run.updateMany({
         where: { id: runId, status: 'running' },
         data: {
@@ -116,12 +161,12 @@ export class RunStore {
           finishedAt: now,
           durationMs,
           resultsCount,
-          successfulUrls: tally.successfulUrls,
-          failedUrls: tally.failedUrls,
+          successfulUrls,
+          failedUrls,
           error: error ?? Prisma.DbNull,
         },
       });
-      if (updated.count === 0) return false;
+      if (updated.count === 0) return null;
       const job = run.job;
       await tx.job.updateMany({
         where: { id: job.id, status: 'running', lastRunId: runId },
@@ -149,16 +194,16 @@ export class RunStore {
           createdAt: now,
         },
       });
-      return true;
+      return { status, successfulUrls, failedUrls };
     });
   }
 
-  /** After a pause cancelled the run: record what it did before it stopped. */
-  async settleCancelled(runId: string, tally: RunTally): Promise<void> {
+  /** After a pause cancelled the run: record how many records it kept. */
+  async settleCancelled(runId: string): Promise<void> {
     const run = await this.#db.run.findUnique({ where: { id: runId } });
     if (run?.status !== 'cancelled') return;
     const resultsCount = await this.#db.result.count({ where: { runId } });
-    await this.#db.run.update({ where: { id: runId }, data: { resultsCount, ...tally } });
+    await this.#db.run.update({ where: { id: runId }, data: { resultsCount } });
     await this.#db.job.updateMany({ where: { id: run.jobId, lastRunId: runId }, data: { resultsCount } });
   }
 }
