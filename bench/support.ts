@@ -5,9 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { applyMigrations } from '@scrapejobs/db';
@@ -21,15 +19,7 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const round2 = (n: number) => Math.round(n * 100) / 100;
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as { port: number };
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
+export { freePort } from '../test/support/processes.ts';
 
 // ---------------------------------------------------------------- database and Redis
 

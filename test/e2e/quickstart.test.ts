@@ -1,9 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { until } from '../support/processes.ts';
+import { freePort, until } from '../support/processes.ts';
 import { REDIS_URL, testPrefix } from '../support/redis.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -18,14 +17,6 @@ afterAll(async () => {
   await tdb.drop();
   await prefix.cleanup();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 const answers = async (url: string) => (await fetch(url).catch(() => null))?.status === 200;
 

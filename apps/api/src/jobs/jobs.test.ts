@@ -3,6 +3,7 @@ import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
+import type { Scope } from '../http/auth.ts';
 
 let tdb: TestDatabase;
 let api: ReturnType<typeof buildTestApi>;
@@ -16,40 +17,19 @@ beforeAll(async () => {
   tdb = await createTestDatabase();
   api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
   app = api.app;
-  alice = client(
-    app,
-    (
-      await api.keys.create({
-        email: 'alice@example.com',
-        mode: 'test',
-        scopes: ['jobs:read', 'jobs:write'],
-        name: 'a',
-      })
-    ).token,
-  );
-  aliceLive = client(
-    app,
-    (
-      await api.keys.create({
-        email: 'alice@example.com',
-        mode: 'live',
-        scopes: ['jobs:read', 'jobs:write'],
-        name: 'l',
-      })
-    ).token,
-  );
-  bob = client(
-    app,
-    (
-      await api.keys.create({
-        email: 'bob@example.com',
-        mode: 'test',
-        scopes: ['jobs:read', 'jobs:write'],
-        name: 'b',
-      })
-    ).token,
-  );
+  alice = await keyClient('alice@example.com');
+  aliceLive = await keyClient('alice@example.com', 'live');
+  bob = await keyClient('bob@example.com');
 });
+
+/** A client with a new key of `email` in `mode`, with `scopes`. */
+async function keyClient(
+  email: string,
+  mode: 'test' | 'live' = 'test',
+  scopes: Scope[] = ['jobs:read', 'jobs:write'],
+) {
+  return client(app, (await api.keys.create({ email, mode, scopes, name: 'k' })).token);
+}
 
 afterAll(async () => {
   await api.close();
@@ -316,11 +296,7 @@ describe('POST /jobs', () => {
 
 describe('GET /jobs/status', () => {
   it('gives a user without jobs an empty page', async () => {
-    const c = client(
-      app,
-      (await api.keys.create({ email: 'empty@example.com', mode: 'test', scopes: ['jobs:read'], name: 'x' }))
-        .token,
-    );
+    const c = await keyClient('empty@example.com', 'test', ['jobs:read']);
     const res = await c.get('/jobs/status');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -328,17 +304,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('lists only the caller jobs in the caller mode, newest first, with cursor paging', async () => {
-    const c = client(
-      app,
-      (
-        await api.keys.create({
-          email: 'lister@example.com',
-          mode: 'test',
-          scopes: ['jobs:read', 'jobs:write'],
-          name: 'x',
-        })
-      ).token,
-    );
+    const c = await keyClient('lister@example.com');
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await createJob(c, { name: `job ${i}` })).job_id);
     const first = await c.get('/jobs/status?limit=2');
@@ -368,17 +334,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('filters by status', async () => {
-    const c = client(
-      app,
-      (
-        await api.keys.create({
-          email: 'filter@example.com',
-          mode: 'test',
-          scopes: ['jobs:read', 'jobs:write'],
-          name: 'x',
-        })
-      ).token,
-    );
+    const c = await keyClient('filter@example.com');
     const a = await createJob(c);
     await createJob(c);
     expect((await c.post(`/jobs/${a.job_id}/pause`)).status).toBe(200);
@@ -388,17 +344,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('gives each job the very fields and values of its detail, in every state', async () => {
-    const c = client(
-      app,
-      (
-        await api.keys.create({
-          email: 'fields@example.com',
-          mode: 'test',
-          scopes: ['jobs:read', 'jobs:write'],
-          name: 'x',
-        })
-      ).token,
-    );
+    const c = await keyClient('fields@example.com');
     const plain = await createJob(c, { name: 'plain' });
     const timed = await createJob(c, {
       name: 'timed',
@@ -419,17 +365,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('filters by status and pages with a cursor together', async () => {
-    const c = client(
-      app,
-      (
-        await api.keys.create({
-          email: 'both@example.com',
-          mode: 'test',
-          scopes: ['jobs:read', 'jobs:write'],
-          name: 'x',
-        })
-      ).token,
-    );
+    const c = await keyClient('both@example.com');
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await createJob(c, { name: `p${i}` })).job_id);
     await createJob(c, { name: 'not paused' });

@@ -107,14 +107,21 @@ describe('RunStore', () => {
     );
   });
 
-  it('keeps the records of a batch that arrives after a pause, without counting its URLs', async () => {
+  it('keeps and counts a batch that arrives after a pause, but leaves an ended run as it is', async () => {
     const { jobId, runId } = await runningRun(2);
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'cancelled' } });
     await store.saveBatch(runId, jobId, [page(0)], [ok(0)]);
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(2);
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ successfulUrls: 0, doneUrls: [] }));
     await store.settleCancelled(runId);
-    expect((await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).resultsCount).toBe(2);
+    expect(await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).toEqual(
+      expect.objectContaining({ successfulUrls: 1, doneUrls: [0], resultsCount: 2 }),
+    );
+
+    const ended = await runningRun(2);
+    await store.saveBatch(ended.runId, ended.jobId, [page(0)], [ok(0), ok(1)]);
+    await store.finish(ended.runId, null);
+    await store.saveBatch(ended.runId, ended.jobId, [page(1)], [ok(1)]);
+    expect(await tdb.db.run.findUniqueOrThrow({ where: { id: ended.runId } })).toEqual(
+      expect.objectContaining({ status: 'success', successfulUrls: 2, resultsCount: 2 }),
+    );
   });
 });
