@@ -45,7 +45,6 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +53,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { KeysService } from '../apps/api/src/keys/service.ts';
+import { freePort } from '../test/support/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -131,16 +131,6 @@ const tmp = mkdtempSync(join(os.tmpdir(), 'bench-api-'));
 const LOG_DIR = args['log-dir'] ? resolve(args['log-dir']) : tmp;
 mkdirSync(LOG_DIR, { recursive: true });
 const children = new Set<ChildProcess>();
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as { port: number };
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
 
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
