@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
-import { KeyCache } from './keys/key-cache.ts';
+import { subscribedKeyCache } from './keys/key-cache.ts';
 import { QueueScheduler } from './schedules/scheduler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
@@ -31,10 +31,7 @@ const redisOptions = {
 };
 const redis = new Redis(config.REDIS_URL, redisOptions);
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
-const keyCache = new KeyCache();
-const keySubscriber = redis.duplicate();
-keySubscriber.on('error', () => {}); // reported by the main connection
-keyCache.attach(keySubscriber, config.QUEUE_PREFIX);
+const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, config.QUEUE_PREFIX);
 const runs = createQueue('scrapeRuns', new Redis(config.REDIS_URL, redisOptions), config.QUEUE_PREFIX);
 runs.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
 

@@ -93,6 +93,18 @@ export class KeyCache {
 }
 
 /**
+ * A cache listening for key changes on a connection of its own, duplicated from `redis`;
+ * disconnect `subscriber` at shutdown.
+ */
+export function subscribedKeyCache(redis: Redis, prefix: string): { cache: KeyCache; subscriber: Redis } {
+  const cache = new KeyCache();
+  const subscriber = redis.duplicate();
+  subscriber.on('error', () => {}); // the command connection reports Redis errors
+  cache.attach(subscriber, prefix);
+  return { cache, subscriber };
+}
+
+/**
  * Announces key changes on Redis to every API process. `local`, the calling process's own cache,
  * is emptied first, so its next request already sees the change. An announcement that fails
  * (Redis unreachable) goes to `onError` and does not undo the change: the other processes stop

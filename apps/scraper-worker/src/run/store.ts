@@ -96,14 +96,12 @@ export class RunStore {
                    AS t(id, url, url_index, row_index, data, scraped_at)
                  ON CONFLICT (run_id, url_index, row_index) DO NOTHING)
                UPDATE runs r SET
-                 done_urls = r.done_urls || ARRAY(
-                   SELECT o.i FROM unnest($9::int[]) AS o(i) WHERE o.i <> ALL(r.done_urls)),
-                 successful_urls = r.successful_urls + (
-                   SELECT count(*) FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
-                   WHERE o.ok AND o.i <> ALL(r.done_urls)),
-                 failed_urls = r.failed_urls + (
-                   SELECT count(*) FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
-                   WHERE NOT o.ok AND o.i <> ALL(r.done_urls)),
+                 (done_urls, successful_urls, failed_urls) = (
+                   SELECT r.done_urls || coalesce(array_agg(o.i), '{}'),
+                          r.successful_urls + count(*) FILTER (WHERE o.ok),
+                          r.failed_urls + count(*) FILTER (WHERE NOT o.ok)
+                   FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
+                   WHERE o.i <> ALL(r.done_urls)),
                  first_failure = CASE
                    WHEN $11::jsonb IS NOT NULL AND (r.first_failure IS NULL
                      OR (r.first_failure->>'index')::int > ($11::jsonb->>'index')::int) THEN $11::jsonb
