@@ -69,8 +69,15 @@ export function assertAllowedHost(hostname: string, allowPrivate: boolean): void
 export type TargetCheck = { ok: true } | { ok: false; reason: string };
 
 /**
- * Validates a URL's host at configuration time (a webhook being created): IP literals are
- * classified directly, names are resolved and every address must be allowed.
+ * The one answer for a host name that is refused, whatever the reason (it resolves to a blocked
+ * address, to none, or not in time): telling them apart would let a client map internal DNS.
+ */
+const UNREACHABLE_HOST = 'must be a publicly reachable host';
+
+/**
+ * Validates a URL's host at configuration time (a webhook being created): IP literals (and
+ * localhost) are refused by their class, which the client wrote itself; names are resolved and
+ * every address must be allowed, and a refused name gets UNREACHABLE_HOST, never its addresses.
  */
 export async function checkUrlTarget(
   url: string,
@@ -82,20 +89,22 @@ export async function checkUrlTarget(
   const host = bare(new URL(url).hostname);
   try {
     assertAllowedHost(host, allowPrivate);
-    if (isIP(host) || isLocalhostName(host)) return { ok: true };
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })), timeoutMs);
-    });
-    const addresses = await Promise.race([resolve(host, 0), timeout]).finally(() => clearTimeout(timer));
-    const blocked = addresses.find((a) => !isAllowedAddress(a.address, allowPrivate));
-    if (blocked) throw new BlockedTargetError(host, blocked.address);
-    if (addresses.length === 0) return { ok: false, reason: `host ${host} has no address` };
-    return { ok: true };
   } catch (err) {
     if (err instanceof BlockedTargetError)
-      return { ok: false, reason: `must not target a ${err.kind} address (${err.message})` };
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    return { ok: false, reason: `host ${host} could not be resolved (${code})` };
+      return { ok: false, reason: `must not target a ${err.kind} address` };
+    throw err;
   }
+  if (isIP(host) || isLocalhostName(host)) return { ok: true };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((done) => {
+    timer = setTimeout(() => done(null), timeoutMs);
+  });
+  const addresses = await Promise.race([resolve(host, 0), timeout])
+    .catch(() => null)
+    .finally(() => clearTimeout(timer));
+  const allowed =
+    addresses !== null &&
+    addresses.length > 0 &&
+    addresses.every((a) => isAllowedAddress(a.address, allowPrivate));
+  return allowed ? { ok: true } : { ok: false, reason: UNREACHABLE_HOST };
 }
