@@ -1,0 +1,128 @@
+import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
+
+const entry = new URL('../../../test/fixtures/sandbox-thread.ts', import.meta.url);
+const pools: SandboxPool<unknown, unknown>[] = [];
+
+function pool(opts: { threads?: number; timeLimitMs?: number; graceMs?: number; memoryMb?: number } = {}) {
+  const p = new SandboxPool<unknown, unknown>({
+    entry,
+    threads: opts.threads ?? 1,
+    timeLimitMs: opts.timeLimitMs ?? 2_000,
+    graceMs: opts.graceMs ?? 0,
+    memoryMb: opts.memoryMb ?? 64,
+  });
+  pools.push(p);
+  return p;
+}
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+/** Largest gap between event-loop turns of this thread while `work` runs. */
+async function loopGap<T>(work: Promise<T>): Promise<{ result: PromiseSettledResult<T>; gapMs: number }> {
+  let last = performance.now();
+  let gapMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gapMs = Math.max(gapMs, now - last);
+    last = now;
+  }, 10);
+  const [result] = await Promise.allSettled([work]);
+  clearInterval(timer);
+  return { result, gapMs };
+}
+
+describe('SandboxPool', () => {
+  it('returns what the thread answers, and reuses its threads', async () => {
+    const p = pool({ threads: 2 });
+    const values = await Promise.all([1, 2, 3, 4].map((n) => p.run({ kind: 'echo', value: { n } })));
+    expect(values).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 2 });
+  });
+
+  it('terminates a thread past its time limit while this thread keeps turning, then serves the next task', async () => {
+    const p = pool({ timeLimitMs: 300 });
+    const started = Date.now();
+    const { result, gapMs } = await loopGap(p.run({ kind: 'spin' }));
+    expect(result.status).toBe('rejected');
+    const err = (result as PromiseRejectedResult).reason;
+    expect(err).toBeInstanceOf(SandboxError);
+    expect(err).toEqual(
+      expect.objectContaining({ limit: 'time', message: 'exceeded its time limit of 300 ms' }),
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(gapMs).toBeLessThan(200);
+    expect(await p.run({ kind: 'echo', value: 'after' })).toBe('after');
+  });
+
+  it('ends a thread past its heap limit with a memory error, and the process lives on', async () => {
+    const ended: string[] = [];
+    const p = new SandboxPool<unknown, unknown>({
+      entry,
+      threads: 1,
+      timeLimitMs: 20_000,
+      memoryMb: 32,
+      onThreadEnd: (limit) => ended.push(limit),
+    });
+    pools.push(p);
+    const rssBefore = process.memoryUsage().rss;
+    await expect(p.run({ kind: 'grow' })).rejects.toEqual(
+      expect.objectContaining({
+        name: 'SandboxError',
+        limit: 'memory',
+        message: 'exceeded its memory limit of 32 MB',
+      }),
+    );
+    expect(ended).toEqual(['memory']);
+    expect(await p.run({ kind: 'echo', value: 1 })).toBe(1);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * 1024 * 1024);
+  });
+
+  it("rebuilds a task's own error with its name, message and plain fields", async () => {
+    const err = await pool()
+      .run({ kind: 'throw', message: 'too many' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskError);
+    expect(err).toEqual(expect.objectContaining({ name: 'RangeError', message: 'too many' }));
+    expect((err as TaskError).fields).toEqual({ code: 'BAD_INPUT', limit: 'records' });
+  });
+
+  it('fails the task of a thread that exits, and replaces the thread', async () => {
+    const p = pool();
+    await expect(p.run({ kind: 'exit' })).rejects.toEqual(expect.objectContaining({ limit: 'crash' }));
+    expect(await p.run({ kind: 'echo', value: 'again' })).toBe('again');
+  });
+
+  it('takes an aborted task off the queue, or ends the thread running it', async () => {
+    const p = pool({ threads: 1, timeLimitMs: 10_000 });
+    const running = new AbortController();
+    const queued = new AbortController();
+    const first = p.run({ kind: 'spin' }, { signal: running.signal });
+    const second = p.run({ kind: 'echo', value: 2 }, { signal: queued.signal });
+    const third = p.run({ kind: 'echo', value: 3 });
+    expect(p.stats()).toEqual({ busy: 1, queued: 2, threads: 1 });
+    queued.abort(new Error('not needed'));
+    await expect(second).rejects.toThrow('not needed');
+    running.abort(new Error('paused'));
+    await expect(first).rejects.toThrow('paused');
+    expect(await third).toBe(3);
+  });
+
+  it('runs no more tasks at once than it has threads', async () => {
+    const p = pool({ threads: 2 });
+    const all = Promise.all([1, 2, 3].map(() => p.run({ kind: 'sleep', ms: 200 })));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats()).toEqual({ busy: 2, queued: 1, threads: 2 });
+    expect(await all).toEqual(['slept', 'slept', 'slept']);
+  });
+
+  it('refuses tasks once closed, failing those still waiting', async () => {
+    const p = pool({ threads: 1 });
+    const busy = expect(p.run({ kind: 'sleep', ms: 1_000 })).rejects.toThrow('closed');
+    const waiting = expect(p.run({ kind: 'echo', value: 1 })).rejects.toThrow('closed');
+    await p.close();
+    await Promise.all([busy, waiting]);
+    await expect(p.run({ kind: 'echo', value: 1 })).rejects.toThrow('closed');
+  });
+});
