@@ -47,12 +47,18 @@ function issueText(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * An empty details object. It has no prototype, so a client's field named `__proto__`,
+ * `constructor` or `toString` is an ordinary key of it (JSON.stringify writes it as such).
+ */
+export const newDetails = (): Record<string, string> => Object.create(null) as Record<string, string>;
+
 /** Every violation keyed by its field path, the first text per path; unknown keys get their own path. */
 export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): Record<string, string> {
-  const details: Record<string, string> = {};
+  const details = newDetails();
   const put = (path: Path, text: string) => {
     const key = formatPath(path);
-    if (!(key in details)) details[key] = text;
+    if (!Object.hasOwn(details, key)) details[key] = text;
   };
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys')

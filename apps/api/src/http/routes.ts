@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { issuesToDetails } from '@scrapejobs/contracts';
+import { issuesToDetails, unstorableText } from '@scrapejobs/contracts';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
 import { AppError, validationError } from '../errors.ts';
@@ -81,6 +81,7 @@ function mountRoute(router: Router, route: RouteDef): void {
     ...(route.method === 'get' || route.method === 'delete' ? [] : [jsonBody]),
   ];
   router[route.method](expressPath(route.path), ...steps, async (req: Request, res: Response) => {
+    rejectUnstorableText(req);
     const body = route.parseBody
       ? route.parseBody(req.body)
       : route.body
@@ -98,6 +99,16 @@ function mountRoute(router: Router, route: RouteDef): void {
     else if (reply.body === undefined) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);
   });
+}
+
+/**
+ * Every endpoint: a string or key that no column could store (NUL, a lone surrogate) is a 400
+ * at its path before any schema or service sees it, so it never reaches the database.
+ */
+function rejectUnstorableText(req: Request): void {
+  const details = { ...unstorableText(req.query), ...unstorableText(req.body) };
+  if (Object.keys(details).length > 0)
+    throw validationError(details, 'The request contains characters that cannot be stored.');
 }
 
 /**

@@ -72,8 +72,9 @@ function parseJobBody<S extends z.ZodType>(
     ...(isObject(raw) ? semanticDetails(raw, proxies) : {}),
     ...(parsed.success ? {} : issuesToDetails(parsed.error.issues)),
   };
-  if (Object.keys(details).length > 0) throw validationError(details, 'The job configuration is invalid.');
-  return parsed.data as z.output<S>;
+  if (!parsed.success || Object.keys(details).length > 0)
+    throw validationError(details, 'The job configuration is invalid.');
+  return parsed.data;
 }
 
 export const parseCreateJob = (raw: unknown, proxies: readonly ProxyEntry[]): CreateJobInput =>
