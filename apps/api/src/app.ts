@@ -79,6 +79,8 @@ export function createApp(
   app.set('trust proxy', config.TRUST_PROXY);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
+    // Every answer, errors and downloads included: browsers must not guess another content type.
+    res.set('X-Content-Type-Options', 'nosniff');
     const incoming = req.get('x-request-id');
     req.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.set('X-Request-Id', req.requestId);
