@@ -88,6 +88,32 @@ describe('GET /jobs/{id}/download', () => {
     });
   });
 
+  it('guards formulas after leading white space and in full-width form, read back intact after the quote', async () => {
+    const values = [
+      ' =1+1',
+      '\u00a0@SUM(A1)',
+      '\ufeff+1',
+      '\n-1',
+      '\uff1d1+1',
+      '\uff0b1',
+      '\uff0d1',
+      '\uff20x',
+    ];
+    const guarded = await createJob(f.alice, ['v']);
+    const guardedRun = await seedRun(
+      f.tdb.db,
+      guarded,
+      values.map((v, i) => ({ url: `https://site.test/${i}`, data: { v } })),
+    );
+    const res = await f.alice
+      .get(`/jobs/${guarded}/download?format=csv&run_id=${guardedRun}`)
+      .buffer(true)
+      .parse(binary);
+    expect(res.status).toBe(200);
+    const { rows } = readCsv((res.body as Buffer).toString());
+    expect(rows.map((r) => r[2])).toEqual(values.map((v) => `'${v}`));
+  });
+
   it('gives an xlsx workbook with one sheet "results" that SheetJS reads back as text', async () => {
     const res = await download('xlsx');
     expect(res.status).toBe(200);

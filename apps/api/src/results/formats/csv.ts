@@ -1,8 +1,10 @@
 import type { Encoder } from './encoder.ts';
 
 const NEEDS_QUOTES = /[",\r\n]/;
-// A spreadsheet would run a cell that starts with one of these as a formula (CSV injection).
-const FORMULA_START = /^[=+\-@\t\r]/;
+// A spreadsheet would run a cell that starts with one of these as a formula (CSV injection),
+// also after leading white space it trims (space, no-break space, BOM, line feed: all in \s)
+// and in their full-width forms, which some spreadsheets read as the ASCII ones.
+const FORMULA_START = /^\s*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 
 /** One RFC 4180 field: guarded against formula injection, quoted when needed, quotes doubled. */
 export function csvField(value: string | null): string {

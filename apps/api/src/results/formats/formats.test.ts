@@ -57,6 +57,27 @@ describe('csv', () => {
     expect(csvField(value)).toBe(field);
   });
 
+  it.each([
+    [' =1+1', "' =1+1"],
+    ['  @SUM(A1)', "'  @SUM(A1)"],
+    ['\u00a0=1', "'\u00a0=1"],
+    ['\ufeff+1', "'\ufeff+1"],
+    ['\n-1', `"'\n-1"`],
+    [' \tx', "' \tx"],
+    ['\n\r=1', `"'\n\r=1"`],
+    ['\uff1d1+1', "'\uff1d1+1"],
+    ['\uff0b1', "'\uff0b1"],
+    ['\uff0d1', "'\uff0d1"],
+    ['\uff20SUM(A1)', "'\uff20SUM(A1)"],
+    [' \uff1dHYPERLINK("x")', `"' \uff1dHYPERLINK(""x"")"`],
+    // Leading white space before anything else is left alone.
+    ['  spaced  ', '  spaced  '],
+    ['\nline', '"\nline"'],
+    ['a=1', 'a=1'],
+  ])('guards %j, a formula after leading white space or in full-width form, as %j', (value, field) => {
+    expect(csvField(value)).toBe(field);
+  });
+
   it('keeps NUL and every other character, read back by csv-parse', async () => {
     const text = (await file('csv')).toString();
     expect(text.endsWith('\r\n')).toBe(true);
