@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { DEVELOPMENT_SECRET_KEY, type Resolve, SecretBox } from '@scrapejobs/outbound';
 import type { Express } from 'express';
 import request from 'supertest';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
+import type { AppError } from '../errors.ts';
 import { WebhooksService } from './service.ts';
 
 let tdb: TestDatabase;
@@ -190,6 +191,49 @@ describe('POST /webhooks', () => {
       status: 400,
       extra: { details: { url: expect.stringMatching(/metadata/) } },
     });
+  });
+});
+
+describe('webhook host names', () => {
+  // A fake resolver: no name is sent to a real DNS server.
+  const zone: Record<string, string[]> = {
+    'public.test': ['93.184.215.14'],
+    'intranet.test': ['10.0.0.5'],
+    'mixed.test': ['93.184.215.14', '192.168.1.20'],
+    'imds.test': ['fd00:ec2::254'],
+  };
+  const resolve: Resolve = async (hostname) => {
+    const found = zone[hostname];
+    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+
+  it('refuses a name with the same text whether it resolves to a blocked address or to nothing', async () => {
+    const service = new WebhooksService(tdb.db, {
+      box: new SecretBox(randomBytes(32)),
+      allowPrivate: false,
+      resolve,
+    });
+    const owner = { userId: (await tdb.db.user.findFirstOrThrow()).id, mode: 'test' as const };
+    const input = { events: ['job.failed' as const], secret: SECRET, description: null };
+    for (const url of [
+      'https://intranet.test/hook',
+      'https://mixed.test/hook',
+      'https://imds.test/hook',
+      'https://nowhere.test/hook',
+    ]) {
+      const err = (await service.create(owner, { ...input, url }).catch((e: unknown) => e)) as AppError;
+      expect([url, err.toBody()]).toEqual([
+        url,
+        {
+          error: 'validation_error',
+          message: expect.any(String),
+          details: { url: 'must be a publicly reachable host' },
+        },
+      ]);
+      expect(JSON.stringify(err.toBody())).not.toMatch(/10\.0\.0\.5|192\.168|fd00|ENOTFOUND|resolv|private/);
+    }
+    expect((await service.create(owner, { ...input, url: 'https://public.test/hook' })).active).toBe(true);
   });
 });
 
