@@ -36,7 +36,9 @@ async function loopGap<T>(work: Promise<T>): Promise<{ result: PromiseSettledRes
 describe('SandboxPool', () => {
   it('returns what the thread answers, and reuses its threads', async () => {
     const p = pool({ threads: 2 });
-    const values = await Promise.all([1, 2, 3, 4].map((n) => p.run({ kind: 'echo', value: { n } })));
+    const values = await Promise.all(
+      [1, 2, 3, 4].map((n) => p.run(`user${n}`, { kind: 'echo', value: { n } })),
+    );
     expect(values).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
     expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 2 });
   });
@@ -44,7 +46,7 @@ describe('SandboxPool', () => {
   it('terminates a thread past its time limit while this thread keeps turning, then serves the next task', async () => {
     const p = pool({ timeLimitMs: 300 });
     const started = Date.now();
-    const { result, gapMs } = await loopGap(p.run({ kind: 'spin' }));
+    const { result, gapMs } = await loopGap(p.run('alice', { kind: 'spin' }));
     expect(result.status).toBe('rejected');
     const err = (result as PromiseRejectedResult).reason;
     expect(err).toBeInstanceOf(SandboxError);
@@ -53,7 +55,7 @@ describe('SandboxPool', () => {
     );
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(gapMs).toBeLessThan(200);
-    expect(await p.run({ kind: 'echo', value: 'after' })).toBe('after');
+    expect(await p.run('alice', { kind: 'echo', value: 'after' })).toBe('after');
   });
 
   it('ends a thread past its heap limit with a memory error, and the process lives on', async () => {
@@ -67,7 +69,7 @@ describe('SandboxPool', () => {
     });
     pools.push(p);
     const rssBefore = process.memoryUsage().rss;
-    await expect(p.run({ kind: 'grow' })).rejects.toEqual(
+    await expect(p.run('alice', { kind: 'grow' })).rejects.toEqual(
       expect.objectContaining({
         name: 'SandboxError',
         limit: 'memory',
@@ -75,13 +77,13 @@ describe('SandboxPool', () => {
       }),
     );
     expect(ended).toEqual(['memory']);
-    expect(await p.run({ kind: 'echo', value: 1 })).toBe(1);
+    expect(await p.run('alice', { kind: 'echo', value: 1 })).toBe(1);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * 1024 * 1024);
   });
 
   it("rebuilds a task's own error with its name, message and plain fields", async () => {
     const err = await pool()
-      .run({ kind: 'throw', message: 'too many' })
+      .run('alice', { kind: 'throw', message: 'too many' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskError);
     expect(err).toEqual(expect.objectContaining({ name: 'RangeError', message: 'too many' }));
@@ -90,17 +92,19 @@ describe('SandboxPool', () => {
 
   it('fails the task of a thread that exits, and replaces the thread', async () => {
     const p = pool();
-    await expect(p.run({ kind: 'exit' })).rejects.toEqual(expect.objectContaining({ limit: 'crash' }));
-    expect(await p.run({ kind: 'echo', value: 'again' })).toBe('again');
+    await expect(p.run('alice', { kind: 'exit' })).rejects.toEqual(
+      expect.objectContaining({ limit: 'crash' }),
+    );
+    expect(await p.run('alice', { kind: 'echo', value: 'again' })).toBe('again');
   });
 
   it('takes an aborted task off the queue, or ends the thread running it', async () => {
     const p = pool({ threads: 1, timeLimitMs: 10_000 });
     const running = new AbortController();
     const queued = new AbortController();
-    const first = p.run({ kind: 'spin' }, { signal: running.signal });
-    const second = p.run({ kind: 'echo', value: 2 }, { signal: queued.signal });
-    const third = p.run({ kind: 'echo', value: 3 });
+    const first = p.run('alice', { kind: 'spin' }, { signal: running.signal });
+    const second = p.run('alice', { kind: 'echo', value: 2 }, { signal: queued.signal });
+    const third = p.run('alice', { kind: 'echo', value: 3 });
     expect(p.stats()).toEqual({ busy: 1, queued: 2, threads: 1 });
     queued.abort(new Error('not needed'));
     await expect(second).rejects.toThrow('not needed');
@@ -111,18 +115,49 @@ describe('SandboxPool', () => {
 
   it('runs no more tasks at once than it has threads', async () => {
     const p = pool({ threads: 2 });
-    const all = Promise.all([1, 2, 3].map(() => p.run({ kind: 'sleep', ms: 200 })));
+    const all = Promise.all(
+      ['alice', 'bob', 'carol'].map((owner) => p.run(owner, { kind: 'sleep', ms: 200 })),
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(p.stats()).toEqual({ busy: 2, queued: 1, threads: 2 });
     expect(await all).toEqual(['slept', 'slept', 'slept']);
   });
 
+  it("never gives one owner every thread, so another owner's task runs while its slow ones wait", async () => {
+    const p = pool({ threads: 3, timeLimitMs: 10_000 });
+    const slow = [1, 2, 3, 4].map(() => p.run('alice', { kind: 'sleep', ms: 600 }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats()).toEqual({ busy: 2, queued: 2, threads: 2 });
+    const started = Date.now();
+    expect(await p.run('bob', { kind: 'echo', value: 'bob' })).toBe('bob');
+    expect(Date.now() - started).toBeLessThan(400);
+    expect(await Promise.all(slow)).toEqual(['slept', 'slept', 'slept', 'slept']);
+  });
+
+  it('gives a free thread to the waiting owner that runs the fewest tasks, before older tasks', async () => {
+    const p = pool({ threads: 4, timeLimitMs: 10_000 });
+    const order: string[] = [];
+    const track = (owner: string, ms: number, tag: string) =>
+      p.run(owner, { kind: 'sleep', ms }).then(() => order.push(tag));
+    const all = [
+      track('alice', 500, 'alice long 1'),
+      track('alice', 500, 'alice long 2'),
+      track('bob', 500, 'bob long'),
+      track('carol', 100, 'carol short'),
+    ];
+    await new Promise((r) => setTimeout(r, 30));
+    // Both wait; when carol's thread frees, bob (one running) goes before alice (two running).
+    all.push(track('alice', 10, 'alice queued'), track('bob', 10, 'bob queued'));
+    await Promise.all(all);
+    expect(order.slice(0, 2)).toEqual(['carol short', 'bob queued']);
+  });
+
   it('refuses tasks once closed, failing those still waiting', async () => {
     const p = pool({ threads: 1 });
-    const busy = expect(p.run({ kind: 'sleep', ms: 1_000 })).rejects.toThrow('closed');
-    const waiting = expect(p.run({ kind: 'echo', value: 1 })).rejects.toThrow('closed');
+    const busy = expect(p.run('alice', { kind: 'sleep', ms: 1_000 })).rejects.toThrow('closed');
+    const waiting = expect(p.run('alice', { kind: 'echo', value: 1 })).rejects.toThrow('closed');
     await p.close();
     await Promise.all([busy, waiting]);
-    await expect(p.run({ kind: 'echo', value: 1 })).rejects.toThrow('closed');
+    await expect(p.run('alice', { kind: 'echo', value: 1 })).rejects.toThrow('closed');
   });
 });

@@ -43,6 +43,7 @@ export interface SandboxPoolOptions {
 }
 
 interface Task {
+  owner: string;
   input: unknown;
   transfer: Transferable[];
   signal: AbortSignal | undefined;
@@ -63,6 +64,10 @@ interface Thread {
  * A pool of worker threads that run untrusted work (a user's queries on a user's page) off the
  * event loop, each task bounded in wall time and heap. A thread past a limit is terminated and
  * replaced; its task fails with a SandboxError, and nothing else in the process notices.
+ *
+ * Tasks belong to owners (users). With two threads or more, one owner never holds them all, so
+ * another owner's task never waits behind slow ones; a free thread goes to the waiting task whose
+ * owner runs the fewest, the oldest first.
  */
 export class SandboxPool<In, Out> {
   readonly #options: Required<Omit<SandboxPoolOptions, 'workerData' | 'onThreadEnd'>> &
@@ -82,13 +87,18 @@ export class SandboxPool<In, Out> {
     return { busy, queued: this.#queue.length, threads: this.#threads.size };
   }
 
-  /** Runs one task on a free thread; an abort takes it off the queue or ends its thread. */
-  run(input: In, opts: { signal?: AbortSignal | undefined; transfer?: Transferable[] } = {}): Promise<Out> {
+  /** Runs one of `owner`'s tasks on a free thread; an abort takes it off the queue or ends its thread. */
+  run(
+    owner: string,
+    input: In,
+    opts: { signal?: AbortSignal | undefined; transfer?: Transferable[] } = {},
+  ): Promise<Out> {
     if (this.#closed) return Promise.reject(new Error('the sandbox pool is closed'));
     const { signal } = opts;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<Out>((resolve, reject) => {
       const task: Task = {
+        owner,
         input,
         transfer: opts.transfer ?? [],
         signal,
@@ -117,10 +127,12 @@ export class SandboxPool<In, Out> {
   }
 
   #dispatch(): void {
-    while (this.#queue.length > 0) {
+    for (;;) {
+      const next = this.#nextTask();
+      if (next < 0) return;
       const thread = this.#idleThread();
       if (!thread) return;
-      const task = this.#queue.shift()!;
+      const [task] = this.#queue.splice(next, 1) as [Task];
       thread.task = task;
       const { timeLimitMs, graceMs } = this.#options;
       thread.timer = setTimeout(
@@ -129,6 +141,25 @@ export class SandboxPool<In, Out> {
       );
       thread.worker.postMessage({ input: task.input } satisfies TaskMessage, task.transfer);
     }
+  }
+
+  /** Index of the queued task to run next, or -1 when none may run now. */
+  #nextTask(): number {
+    const running = new Map<string, number>();
+    for (const thread of this.#threads) {
+      if (thread.task) running.set(thread.task.owner, (running.get(thread.task.owner) ?? 0) + 1);
+    }
+    const cap = Math.max(1, this.#options.threads - 1);
+    let best = -1;
+    let fewest = Number.POSITIVE_INFINITY;
+    this.#queue.forEach((task, index) => {
+      const count = running.get(task.owner) ?? 0;
+      if (count < cap && count < fewest) {
+        best = index;
+        fewest = count;
+      }
+    });
+    return best;
   }
 
   #idleThread(): Thread | null {
