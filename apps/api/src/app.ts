@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { hkdfSync, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { consoleRouter } from '@scrapejobs/console';
 import type { Database } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
 import { Histogram, type Registry } from '@scrapejobs/observability';
+import { DEVELOPMENT_SECRET_KEY } from '@scrapejobs/outbound';
 import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
@@ -31,7 +32,12 @@ const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').g
 export interface AppDeps {
   config: Pick<
     ApiConfig,
-    'API_RATE_LIMIT_PER_MINUTE' | 'QUEUE_PREFIX' | 'PROXY_URLS' | 'TRUST_PROXY' | 'ADMIN_TOKEN'
+    | 'API_RATE_LIMIT_PER_MINUTE'
+    | 'QUEUE_PREFIX'
+    | 'PROXY_URLS'
+    | 'TRUST_PROXY'
+    | 'ADMIN_TOKEN'
+    | 'WEBHOOK_SECRET_KEY'
   >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
@@ -52,6 +58,15 @@ const DOCS_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
 <body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
 <script>SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });</script></body></html>`;
+
+/**
+ * The key of the console's sign-in form tokens, derived from the secret key every API process
+ * is given (the development key without one, which webhooksServiceFor warns about).
+ */
+const consoleFormKey = (secretKey: Buffer | undefined): Buffer =>
+  Buffer.from(
+    hkdfSync('sha256', secretKey ?? DEVELOPMENT_SECRET_KEY, '', 'scrapejobs console sign-in form', 32),
+  );
 
 /** The API as an Express app; everything it talks to is passed in (the jobs service too, for tests). */
 export function createApp(
@@ -118,6 +133,8 @@ export function createApp(
   });
   app.use('/docs', express.static(swaggerUiDir, { index: false }));
 
+  // Counts per key, or per client address without one (the console's requests always per address).
+  const limit = rateLimit(redis, config.QUEUE_PREFIX, config.API_RATE_LIMIT_PER_MINUTE);
   // The account console: HTML pages with their own session auth, before the API's key auth.
   app.use(
     '/console',
@@ -143,10 +160,12 @@ export function createApp(
         webhooks: webhooksServiceFor(deps),
       },
       parseJob: (raw) => parseCreateJob(raw, config.PROXY_URLS),
+      formKey: consoleFormKey(config.WEBHOOK_SECRET_KEY),
+      rateLimit: limit,
     }),
   );
   app.use(resolveAuth(db, deps.keyCache));
-  app.use(rateLimit(redis, config.QUEUE_PREFIX, config.API_RATE_LIMIT_PER_MINUTE));
+  app.use(limit);
   app.use(mountRoutes(routes));
   app.use((req: Request) => {
     throw new AppError(404, `No route ${req.method} ${req.path}.`);

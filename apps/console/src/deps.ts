@@ -1,6 +1,7 @@
 import type { CreateJobInput } from '@scrapejobs/contracts';
 import type { Database } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
+import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 // Types only: the API passes its own service instances in, so the console has no runtime
 // dependency on the API's modules and follows exactly the API's rules.
@@ -29,6 +30,13 @@ export interface ConsoleDeps {
   services: ConsoleServices;
   /** The API's job validation (schema, compiling queries, globs, proxies): the same 400s. */
   parseJob(raw: unknown): CreateJobInput;
+  /**
+   * Key of the sign-in form's CSRF token (at least 32 bytes): the same in every API process, so
+   * a form shown by one is accepted by another.
+   */
+  formKey: Buffer;
+  /** Runs first on every console request: the API's per-address rate limit (its 429 is a page). */
+  rateLimit?: RequestHandler;
   /** Marks the cookie Secure on every response (default: when NODE_ENV is production). */
   secureCookies?: boolean;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createLogger } from '@scrapejobs/logging';
 import express from 'express';
 import { Redis } from 'ioredis';
@@ -11,6 +12,8 @@ import { consoleRouter } from './router.ts';
 
 const prefix = testPrefix();
 const redis = new Redis(REDIS_URL);
+// Every API process derives the same key, so each router built here stands for one of them.
+const FORM_KEY = randomBytes(32);
 let tdb: TestDatabase;
 const calls: string[] = [];
 
@@ -41,6 +44,7 @@ function build(over: Partial<ConsoleDeps> = {}) {
     parseJob: () => {
       throw new Error('not under test');
     },
+    formKey: FORM_KEY,
     ...over,
   };
   const router = consoleRouter(deps);
@@ -180,5 +184,139 @@ describe('console router', () => {
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect((await request(app).get('/console/assets/console.js')).status).toBe(200);
     expect((await request(app).get('/console/assets/..%2Frouter.ts')).status).toBe(404);
+  });
+
+  it('keeps nothing in Redis for anonymous visitors: many sign-in pages add no key under the prefix', async () => {
+    const { app } = build();
+    const keys = async () => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix.prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        found.push(...batch);
+      } while (cursor !== '0');
+      return found.sort();
+    };
+    const before = await keys();
+    const first = await request(app).get('/console/login');
+    const cookie = first.headers['set-cookie']![0]!.split(';')[0]!;
+    for (let i = 0; i < 500; i++) {
+      const res = await request(app)
+        .get(i % 3 === 0 ? '/console/login?signed_out=1' : '/console/login')
+        .set('Cookie', i % 2 ? cookie : `sj_session=${randomBytes(32).toString('base64url')}`);
+      expect(res.status).toBe(200);
+    }
+    // Signed-in pages sent to visitors without a session only redirect.
+    expect((await request(app).get('/console/jobs')).status).toBe(303);
+    expect(await keys()).toEqual(before);
+  });
+
+  it('keeps the sign-in form nonce the cookie already holds, so two open forms both work', async () => {
+    const { app } = build();
+    const first = await request(app).get('/console/login');
+    const cookie = first.headers['set-cookie']![0]!.split(';')[0]!;
+    const again = await request(app).get('/console/login').set('Cookie', cookie);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(first.text)![1]!;
+    const res = await request(app)
+      .post('/console/login')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ _csrf: csrf, email: 'owner@example.com', password: 'wrong password' });
+    expect(res.status).toBe(401);
+    expect(res.text).toContain('Incorrect email or password.');
+  });
+
+  it('accepts a sign-in form shown by another API process, but not one bound to another cookie or key', async () => {
+    const form = await request(build().app).get('/console/login');
+    const cookie = form.headers['set-cookie']![0]!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const signIn = (app: ReturnType<typeof build>['app'], cookieHeader: string) =>
+      request(app)
+        .post('/console/login')
+        .set('Cookie', cookieHeader)
+        .type('form')
+        .send({ _csrf: csrf, email: 'owner@example.com', password: 'a long enough password' });
+
+    const otherCookie = `sj_session=${randomBytes(32).toString('base64url')}`;
+    const wrongCookie = await signIn(build().app, otherCookie);
+    expect([wrongCookie.status, wrongCookie.text]).toEqual([403, expect.stringContaining('security token')]);
+    const otherKey = await signIn(build({ formKey: randomBytes(32) }).app, cookie);
+    expect([otherKey.status, otherKey.text]).toEqual([403, expect.stringContaining('security token')]);
+
+    const other = await signIn(build().app, cookie);
+    expect(other.status).toBe(303);
+    expect(other.headers.location).toBe('/console/jobs');
+    const session = other.headers['set-cookie']![0]!.split(';')[0]!;
+    expect(session).toMatch(/^sj_session=[\w-]{43}$/);
+    expect(session).not.toBe(cookie);
+    expect(await redis.exists(`${prefix.prefix}:session:${session.slice('sj_session='.length)}`)).toBe(1);
+    expect(await redis.exists(`${prefix.prefix}:session:${cookie.slice('sj_session='.length)}`)).toBe(0);
+  });
+
+  it('answers 400 for NUL in a form field or query parameter, before any service or database', async () => {
+    const { app } = build();
+    const form = await request(app).get('/console/login');
+    const cookie = form.headers['set-cookie']![0]!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const login = await request(app)
+      .post('/console/login')
+      .set('Cookie', cookie)
+      .type('form')
+      .send(`_csrf=${encodeURIComponent(csrf)}&email=a%00b%40example.com&password=x`);
+    expect(login.status).toBe(400);
+    expect(login.text).toContain('email must not contain NUL characters');
+
+    const session = await signedIn();
+    for (const [path, body, field] of [
+      ['/console/keys', `name=ci%00&scopes=jobs%3Aread`, 'name'],
+      ['/console/jobs', `name=x&source=https%3A%2F%2Fexample.com%2F%00&q_rows=1`, 'source'],
+      [
+        '/console/webhooks',
+        `url=https%3A%2F%2Fexample.com%2F&description=a%00&events=job.failed`,
+        'description',
+      ],
+    ] as const) {
+      const res = await request(app)
+        .post(path)
+        .set('Cookie', session.cookie)
+        .type('form')
+        .send(`_csrf=${session.csrf}&${body}`);
+      expect([path, res.status, res.text]).toEqual([
+        path,
+        400,
+        expect.stringContaining(`${field} must not contain NUL characters`),
+      ]);
+    }
+    const list = await request(app).get('/console/jobs?cursor=%00').set('Cookie', session.cookie);
+    expect([list.status, list.text]).toEqual([400, expect.stringContaining('cursor must not contain NUL')]);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 404 for a malformed percent-encoded id on every page with one', async () => {
+    const { app } = build();
+    const { cookie, csrf } = await signedIn();
+    expect((await request(app).get('/console/assets/%')).status).toBe(404);
+    for (const path of [
+      '/jobs/%',
+      '/jobs/job_%ZZ',
+      '/jobs/%C0/download',
+      '/webhooks/%E0%A4%A',
+      '/webhooks/wh_%',
+    ]) {
+      const res = await request(app).get(`/console${path}`).set('Cookie', cookie);
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.text).toContain('It does not exist');
+    }
+    for (const path of ['/jobs/%/run', '/keys/%/revoke', '/webhooks/%/deliveries/%ZZ/resend']) {
+      const res = await request(app)
+        .post(`/console${path}`)
+        .set('Cookie', cookie)
+        .type('form')
+        .send({ _csrf: csrf });
+      expect([path, res.status]).toEqual([path, 404]);
+    }
+    expect(calls).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
+import { unstorableText } from '@scrapejobs/contracts';
 import { isDatabaseUnavailable } from '@scrapejobs/db';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import { Accounts } from './auth/accounts.ts';
 import { loadConsoleConfig } from './config.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { assetHandler } from './http/assets.ts';
-import { CSRF_FIELD, csrfMatches } from './http/csrf.ts';
+import { CSRF_FIELD, csrfMatches, FormTokens, formNonce } from './http/csrf.ts';
 import { securityHeaders } from './http/headers.ts';
 import { Kit, serviceFailure } from './http/kit.ts';
 import { readCookie, SESSION_COOKIE, SessionStore } from './http/session.ts';
@@ -21,19 +22,29 @@ const REDIS_DOWN =
   /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Command timed out|MaxRetriesPerRequest|enableOfflineQueue/i;
 const unavailable = (err: unknown) =>
   isDatabaseUnavailable(err) || (err instanceof Error && REDIS_DOWN.test(err.message));
+/** The router's error for a path parameter that is not valid percent-encoding (`/jobs/%`). */
+const malformedParam = (err: unknown) =>
+  err instanceof URIError && (err as { status?: unknown }).status === 400;
+
+const EXPIRED = 'Your session has expired. Sign in again.';
+const FORGED =
+  'The form was not sent from this console (its security token is missing or wrong). Reload the page and try again.';
 
 /**
  * The account console, server-rendered, mounted by the API at /console (same origin).
- * Every request: session from the cookie; every non-GET: CSRF token checked first;
- * everything but sign-in: a signed-in session.
+ * Every request: the API's rate limit, then the session from the cookie; every non-GET: CSRF
+ * token checked first (sign-in: the signed form token; otherwise the session's); everything but
+ * sign-in: a signed-in session. Nothing is stored for a visitor until they sign in.
  */
 export function consoleRouter(deps: ConsoleDeps): Router {
   const alwaysSecure = deps.secureCookies ?? loadConsoleConfig().NODE_ENV === 'production';
   const kit = new Kit(new SessionStore(deps.redis, deps.prefix), alwaysSecure);
   const accounts = new Accounts(deps.db);
+  const formTokens = new FormTokens(deps.formKey);
   const router = Router();
 
   router.use(securityHeaders);
+  if (deps.rateLimit) router.use(deps.rateLimit);
   router.get('/assets/:file', assetHandler());
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 300 }));
 
@@ -51,18 +62,30 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     req.consoleSession = session;
     if (!SAFE_METHODS.has(req.method)) {
       const token = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
-      if (!session || !csrfMatches(session.data.csrf, token)) {
-        const message = session
-          ? 'The form was not sent from this console (its security token is missing or wrong). Reload the page and try again.'
-          : 'Your session has expired. Sign in again.';
-        return kit.send(res, 403, errorPage(403, message, kit.peek(req)));
-      }
+      let refusal: string | null = null;
+      if (req.path === '/login') {
+        const check = formTokens.check(formNonce(req), token);
+        if (check !== 'ok') refusal = check === 'expired' || !formNonce(req) ? EXPIRED : FORGED;
+      } else if (!session || !csrfMatches(session.data.csrf, token)) refusal = session ? FORGED : EXPIRED;
+      if (refusal) return kit.send(res, 403, errorPage(403, refusal, kit.peek(req)));
     }
     next();
   });
 
+  // Text no column could store (NUL) is refused before any service sees it.
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const details = { ...unstorableText(req.query), ...unstorableText(req.body) };
+    const problems = Object.entries(details).map(([path, text]) => `${path} ${text}`);
+    if (problems.length === 0) return next();
+    kit.send(
+      res,
+      400,
+      errorPage(400, `The request cannot be stored: ${problems.join('; ')}.`, kit.peek(req)),
+    );
+  });
+
   router.get('/', (_req, res) => res.redirect(303, '/console/jobs'));
-  authRoutes(router, kit, accounts, new SignInLimiter(deps.redis, deps.prefix));
+  authRoutes(router, kit, accounts, new SignInLimiter(deps.redis, deps.prefix), formTokens);
 
   router.use((req: Request, res: Response, next: NextFunction) => {
     if (req.consoleSession?.data.user) return next();
@@ -81,7 +104,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const failure = serviceFailure(err);
     const bodyError = (err as { type?: string; status?: number }).type?.startsWith('entity.');
-    const status = failure?.status ?? (bodyError ? 400 : unavailable(err) ? 503 : 500);
+    const status =
+      failure?.status ?? (malformedParam(err) ? 404 : bodyError ? 400 : unavailable(err) ? 503 : 500);
     if (status >= 500)
       deps.log.error({ err, req_id: req.requestId, path: req.originalUrl }, 'console request failed');
     if (res.headersSent) return void res.destroy();

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import request from 'supertest';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
@@ -251,6 +252,69 @@ describe('API rate limit (contract 8)', () => {
     } finally {
       await limited.close();
       await other.close();
+    }
+  });
+});
+
+describe('the console behind the API rate limit (contract 16)', () => {
+  /** Redis connected, and a fresh minute window, so the counts below cannot roll over between requests. */
+  async function ready(app: ReturnType<typeof buildTestApi>) {
+    if (app.redis.status !== 'ready') await once(app.redis, 'ready');
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await new Promise((r) => setTimeout(r, left + 50));
+  }
+
+  it('counts console requests per address with key-less API requests, and answers 429 past the limit', async () => {
+    const own = testPrefix();
+    const limited = buildTestApi({ db: tdb.db, prefix: own.prefix, rateLimit: 3 });
+    try {
+      await ready(limited);
+      const pages = [];
+      for (let i = 0; i < 2; i++) pages.push(await request(limited.app).get('/console/login'));
+      expect(
+        pages.map((p) => [p.status, p.headers['ratelimit-limit'], p.headers['ratelimit-remaining']]),
+      ).toEqual([
+        [200, '3', '2'],
+        [200, '3', '1'],
+      ]);
+      expect((await request(limited.app).get('/nope')).status).toBe(404);
+      const over = await request(limited.app).get('/console/login');
+      expect(over.status).toBe(429);
+      expect(over.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(over.text).toContain('Rate limit of 3 requests per minute exceeded.');
+      expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(over.headers['set-cookie']).toBeUndefined();
+      const api = await request(limited.app).get('/jobs/status');
+      expect([api.status, api.body]).toEqual([
+        429,
+        { error: 'rate_limited', message: expect.any(String), retry_after: expect.any(Number) },
+      ]);
+      // A key has its own budget.
+      expect((await client(limited.app, token).get('/jobs/status')).status).toBe(200);
+    } finally {
+      await limited.close();
+      await own.cleanup();
+    }
+  });
+
+  it('keeps nothing for anonymous console visitors but the per-minute counter of their address', async () => {
+    const own = testPrefix();
+    const app = buildTestApi({ db: tdb.db, prefix: own.prefix });
+    try {
+      await ready(app);
+      // The queues write their own keys as the process starts (getVersion waits for it).
+      await Promise.all([app.runs.getVersion(), app.ticks.getVersion()]);
+      const before = await app.redis.keys(`${own.prefix}:*`);
+      for (let i = 0; i < 300; i++) expect((await request(app.app).get('/console/login')).status).toBe(200);
+      const added = (await app.redis.keys(`${own.prefix}:*`)).filter((k) => !before.includes(k));
+      expect(added).toEqual([
+        expect.stringMatching(new RegExp(`^${own.prefix}:ratelimit:ip:[\\d.:a-f]+:\\d+$`)),
+      ]);
+      expect(await app.redis.get(added[0]!)).toBe('300');
+      expect(await app.redis.pttl(added[0]!)).toBeLessThanOrEqual(61_000);
+    } finally {
+      await app.close();
+      await own.cleanup();
     }
   });
 });

@@ -284,7 +284,8 @@ describe('values the database refuses', () => {
 describe('X-Content-Type-Options: nosniff', () => {
   it('is on every kind of answer: JSON, errors, downloads, operations, docs and console pages', async () => {
     const run = await seedRun(tdb.db, jobId, [{ url: 'https://example.com/1', data: { title: 'x' } }]);
-    const limited = buildTestApi({ db: tdb.db, prefix: `${prefix.prefix}-rl`, rateLimit: 1 });
+    const limitedPrefix = testPrefix();
+    const limited = buildTestApi({ db: tdb.db, prefix: limitedPrefix.prefix, rateLimit: 1 });
     try {
       const answers: [string, request.Response][] = [
         ['200 json', await alice.get('/jobs/status')],
@@ -319,6 +320,7 @@ describe('X-Content-Type-Options: nosniff', () => {
       ]);
     } finally {
       await limited.close();
+      await limitedPrefix.cleanup();
     }
   });
 });

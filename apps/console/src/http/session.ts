@@ -7,7 +7,7 @@ export const SESSION_COOKIE = 'sj_session';
 export const SESSION_IDLE_SECONDS = 12 * 60 * 60;
 /** A session ends this long after sign-in, however active. */
 export const SESSION_MAX_SECONDS = 7 * 24 * 60 * 60;
-/** Sessions that only carry the sign-in form's CSRF token. */
+/** Lifetime of a session without a user; the router makes none (its sign-in form keeps nothing). */
 export const ANONYMOUS_SECONDS = 60 * 60;
 
 export interface Flash {

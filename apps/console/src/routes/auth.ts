@@ -1,37 +1,44 @@
 import type { Request, Response, Router } from 'express';
 import type { Accounts } from '../auth/accounts.ts';
 import { normalizeEmail } from '../auth/accounts.ts';
+import { type FormTokens, formNonce } from '../http/csrf.ts';
 import { field, type Kit } from '../http/kit.ts';
+import { newSecret } from '../http/session.ts';
 import type { SignInLimiter } from '../http/sign-in-limit.ts';
 import { errorPage } from '../views/errors.ts';
 import { signInPage } from '../views/sign-in.ts';
 
 const RETURN_TO = /^\/console\/(jobs|webhooks|keys)$/;
 
-/** Sign-in (with its own anonymous session for the form's CSRF token) and sign-out. */
-export function authRoutes(router: Router, kit: Kit, accounts: Accounts, limiter: SignInLimiter): void {
-  /** The anonymous session of the sign-in form, created on first sight. */
-  async function formSession(req: Request, res: Response) {
-    const current = req.consoleSession;
-    if (current && !current.data.user) return current;
-    const session = await kit.sessions.create(null);
-    kit.setSessionCookie(req, res, session.id);
-    return session;
-  }
-
+/**
+ * Sign-in and sign-out. The sign-in form keeps nothing on the server: its CSRF token is signed
+ * over a nonce in the visitor's cookie (FormTokens), so a visit stores nothing in Redis; the
+ * session is created at sign-in only, under a new id.
+ */
+export function authRoutes(
+  router: Router,
+  kit: Kit,
+  accounts: Accounts,
+  limiter: SignInLimiter,
+  tokens: FormTokens,
+): void {
   router.get('/login', async (req, res) => {
     if (req.consoleSession?.data.user) return res.redirect(303, '/console/jobs');
-    const session = await formSession(req, res);
+    let nonce = formNonce(req);
+    if (!nonce) {
+      nonce = newSecret();
+      kit.setSessionCookie(req, res, nonce);
+    }
     const notice = req.query.signed_out === '1' ? 'You are signed out.' : undefined;
-    kit.send(res, 200, signInPage({ csrf: session.data.csrf, notice }));
+    kit.send(res, 200, signInPage({ csrf: tokens.issue(nonce), notice }));
   });
 
-  // The router has checked the form's CSRF token against the anonymous session already.
+  // The router has checked the form's token against the cookie's nonce already.
   router.post('/login', async (req, res) => {
     const email = normalizeEmail(field(req, 'email'));
     const password = field(req, 'password');
     const ip = req.ip ?? 'unknown';
-    const form = req.consoleSession!;
+    const csrf = tokens.issue(formNonce(req)!);
     const wait = await limiter.blockedFor(email, ip);
     if (wait > 0) {
       res.set('Retry-After', String(wait));
@@ -40,7 +47,7 @@ export function authRoutes(router: Router, kit: Kit, accounts: Accounts, limiter
         res,
         429,
         signInPage({
-          csrf: form.data.csrf,
+          csrf,
           email,
           error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
         }),
@@ -49,15 +56,11 @@ export function authRoutes(router: Router, kit: Kit, accounts: Accounts, limiter
     const account = email && password ? await accounts.authenticate(email, password) : null;
     if (!account) {
       await limiter.recordFailure(email, ip);
-      return kit.send(
-        res,
-        401,
-        signInPage({ csrf: form.data.csrf, email, error: 'Incorrect email or password.' }),
-      );
+      return kit.send(res, 401, signInPage({ csrf, email, error: 'Incorrect email or password.' }));
     }
     await limiter.recordSuccess(email, ip);
-    // A fresh id and CSRF token at sign-in: a session id planted before cannot be taken over.
-    await kit.sessions.destroy(form.id);
+    // A new session id (never the cookie's value): a nonce or id planted before cannot be taken over.
+    if (req.consoleSession) await kit.sessions.destroy(req.consoleSession.id);
     const session = await kit.sessions.create({
       id: account.userId,
       email: account.email,
