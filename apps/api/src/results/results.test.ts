@@ -42,6 +42,25 @@ async function pageAll(path: string, limit: number, onPage?: () => Promise<void>
 }
 
 describe('GET /jobs/{id}/results', () => {
+  it('shows query names like constructor and __proto__ as ordinary keys, null where the record has none', async () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
+    const job = await createJob(f.alice, names);
+    const run = await seedRun(f.tdb.db, job, records(1));
+    // Written as jsonb text: Prisma would drop a `__proto__` key on the way in.
+    await f.tdb.db.pool.query(
+      `UPDATE results SET data = '{"__proto__":"p","toString":"t"}'::jsonb WHERE run_id = $1`,
+      [run],
+    );
+    const res = await f.alice.get(`/jobs/${job}/results`);
+    expect(res.status).toBe(200);
+    expect(Object.entries(res.body.results[0].data)).toEqual([
+      ['constructor', null],
+      ['__proto__', 'p'],
+      ['toString', 't'],
+      ['hasOwnProperty', null],
+    ]);
+  });
+
   it('gives run_id null and no records for a job that never ran', async () => {
     const job = await createJob(f.alice, ['title']);
     const res = await f.alice.get(`/jobs/${job}/results`);

@@ -156,7 +156,7 @@ ${
 <tbody>${preview.items.map(
         (r) =>
           html`<tr><td data-label="URL" class="mono wrap">${r.url}</td>${preview.queryNames.map((n) => {
-            const v = text(r.data[n]);
+            const v = text(Object.hasOwn(r.data, n) ? r.data[n] : null);
             return html`<td data-label="${n}" class="wrap">${v ?? html`<span class="muted">null</span>`}</td>`;
           })}</tr>`,
       )}</tbody>
