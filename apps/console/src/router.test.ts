@@ -294,6 +294,31 @@ describe('console router', () => {
     expect(calls).toEqual([]);
   });
 
+  it('answers 400 for a form it cannot read: too many fields, too large, another charset, bad gzip', async () => {
+    const { app } = build();
+    const { cookie } = await signedIn();
+    const post = () => request(app).post('/console/keys').set('Cookie', cookie);
+    for (const res of [
+      await post()
+        .type('form')
+        .send(Array.from({ length: 400 }, (_, i) => `f${i}=1`).join('&')),
+      await post()
+        .type('form')
+        .send(`name=${'x'.repeat(70_000)}`),
+      await post().set('Content-Type', 'application/x-www-form-urlencoded; charset=koi8-r').send('name=x'),
+      await post()
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .set('Content-Encoding', 'gzip')
+        .send(Buffer.from('not gzip')),
+    ]) {
+      expect([res.status, res.text]).toEqual([
+        400,
+        expect.stringContaining('The request could not be read.'),
+      ]);
+    }
+    expect(calls).toEqual([]);
+  });
+
   it('answers 404 for a malformed percent-encoded id on every page with one', async () => {
     const { app } = build();
     const { cookie, csrf } = await signedIn();

@@ -103,7 +103,10 @@ export function consoleRouter(deps: ConsoleDeps): Router {
 
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const failure = serviceFailure(err);
-    const bodyError = (err as { type?: string; status?: number }).type?.startsWith('entity.');
+    // The form parser's errors (too large, too many fields, bad charset or compression) are 4xx
+    // http-errors meant to be shown; the page says the request could not be read.
+    const e = err as { status?: unknown; expose?: unknown };
+    const bodyError = e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500;
     const status =
       failure?.status ?? (malformedParam(err) ? 404 : bodyError ? 400 : unavailable(err) ? 503 : 500);
     if (status >= 500)

@@ -28,6 +28,15 @@ export function jsonBody(req: Request, res: Response, next: NextFunction) {
       return next(
         validationError({ body: `malformed JSON: ${(err as Error).message}` }, 'The body is not valid JSON.'),
       );
+    // Any other client fault while reading (bad compression, a body cut short).
+    const { status, expose } = err as { status?: unknown; expose?: unknown };
+    if (expose === true && typeof status === 'number' && status >= 400 && status < 500)
+      return next(
+        validationError(
+          { body: 'could not be read (invalid compression, or cut short)' },
+          'The body could not be read.',
+        ),
+      );
     next(err);
   });
 }

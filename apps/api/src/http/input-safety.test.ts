@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { createLogger } from '@scrapejobs/logging';
 import express from 'express';
 import request from 'supertest';
@@ -177,6 +178,24 @@ describe('strings no column can store', () => {
       const param = /\?(\w+)=/.exec(path)![1]!;
       expect([path, res.status, res.body]).toEqual([path, 400, invalid({ [param]: NUL })]);
     }
+  });
+});
+
+describe('bodies that cannot be read', () => {
+  it.each([
+    ['not gzip at all', Buffer.from('not gzip at all')],
+    ['gzip cut short', gzipSync(JSON.stringify(validJob())).subarray(0, 12)],
+  ])('answers 400 at body for a gzip body that is %s', async (_n, bytes) => {
+    const res = await request(api.app)
+      .post('/jobs')
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send(bytes);
+    expect([res.status, res.body]).toEqual([
+      400,
+      invalid({ body: 'could not be read (invalid compression, or cut short)' }),
+    ]);
   });
 });
 
