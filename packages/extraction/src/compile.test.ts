@@ -1,5 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
-import { compileJob, compileQuery, ExtractionError } from './index.ts';
+import {
+  compileJob,
+  compileQuery,
+  DEFAULT_COMPILE_TIME_LIMIT_MS,
+  ExtractionError,
+  tooExpensiveToCompile,
+} from './index.ts';
 
 function message(type: 'css' | 'xpath' | 'regex', query: string): string {
   const result = compileQuery(type, query);
@@ -48,10 +54,28 @@ describe('compileQuery for xpath', () => {
     );
   });
 
-  test('rejects an expression that cannot finish even on an empty page', () => {
+  test('rejects an expression that cannot finish even on an empty page, evaluating it once', () => {
+    const started = performance.now();
     expect(message('xpath', 'count((1 to 100000000000) ! (. * 2))')).toBe(
-      'invalid XPath: evaluating took too long (stopped after 1000 ms)',
+      'too expensive to compile (took longer than 1000 ms)',
     );
+    expect(performance.now() - started).toBeLessThan(1800);
+  });
+
+  test('rejects counting through a huge sequence', () => {
+    expect(compileQuery('xpath', 'count((1 to 100000000)[. mod 7 = 0])', { timeLimitMs: 100 })).toEqual({
+      ok: false,
+      message: 'too expensive to compile (took longer than 100 ms)',
+    });
+  });
+
+  test('takes its time limit from the options', () => {
+    const started = performance.now();
+    expect(compileQuery('xpath', 'count((1 to 100000000000) ! (. * 2))', { timeLimitMs: 100 })).toEqual({
+      ok: false,
+      message: 'too expensive to compile (took longer than 100 ms)',
+    });
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   test('rejects unknown functions and variables', () => {
@@ -75,6 +99,33 @@ describe('compileQuery for regex', () => {
     expect(message('regex', '//i')).toBe('invalid regex: the pattern is empty');
     expect(message('regex', '/\\p{Nope}/u')).toBe('invalid regex: Invalid property name');
   });
+
+  test('rejects a pattern whose group count backtracks past the time limit', () => {
+    const started = performance.now();
+    expect(compileQuery('regex', '(?:(|)\\1){40}x', { timeLimitMs: 100 })).toEqual({
+      ok: false,
+      message: 'too expensive to compile (took longer than 100 ms)',
+    });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('compileQuery options', () => {
+  test('a css selector compiles within the limit too', () => {
+    expect(compileQuery('css', 'x div div div div div div', { timeLimitMs: 100 })).toEqual({ ok: true });
+  });
+
+  test('a time limit that is not a positive integer is a RangeError', () => {
+    expect(() => compileQuery('css', 'a', { timeLimitMs: 0 })).toThrow(RangeError);
+    expect(() => compileQuery('css', 'a', { timeLimitMs: 1.5 })).toThrow(RangeError);
+  });
+
+  test('tooExpensiveToCompile gives the answer of a query stopped by its caller', () => {
+    expect(tooExpensiveToCompile(DEFAULT_COMPILE_TIME_LIMIT_MS)).toEqual({
+      ok: false,
+      message: 'too expensive to compile (took longer than 1000 ms)',
+    });
+  });
 });
 
 describe('compileJob', () => {
@@ -82,6 +133,21 @@ describe('compileJob', () => {
     expect(() => compileJob([{ name: 'bad', type: 'xpath', query: '//a[' }])).toThrow(ExtractionError);
     expect(() => compileJob([{ name: 'bad', type: 'xpath', query: '//a[' }])).toThrow(
       /^query "bad": invalid XPath: XPST0003/,
+    );
+  });
+
+  test('names a query that is too expensive to compile', () => {
+    expect(() =>
+      compileJob([{ name: 'slow', type: 'xpath', query: 'count((1 to 100000000000) ! 1)' }]),
+    ).toThrow('query "slow": too expensive to compile (took longer than 1000 ms)');
+  });
+
+  test('limits that are not positive integers are a RangeError', () => {
+    const queries = [{ name: 'a', type: 'css' as const, query: 'a' }];
+    expect(() => compileJob(queries, { maxRecords: 0 })).toThrow(RangeError);
+    expect(() => compileJob(queries, { timeLimitMs: Number.NaN })).toThrow(RangeError);
+    expect(() => compileJob(queries, { maxTotalBytes: -1 })).toThrow(
+      'maxTotalBytes must be a positive integer, got -1',
     );
   });
 
@@ -98,6 +164,8 @@ describe('compileJob', () => {
     const error = new ExtractionError('x');
     expect(error.code).toBe('EXTRACTION_ERROR');
     expect(error.name).toBe('ExtractionError');
+    expect(error.limit).toBeUndefined();
+    expect(new ExtractionError('y', { limit: 'records' }).limit).toBe('records');
     expect(error).toBeInstanceOf(Error);
   });
 });

@@ -1,6 +1,7 @@
 import { compile, selectAll } from 'css-select';
 import type { AnyNode, Document, Element } from 'domhandler';
-import { collapseWhitespace, ownText, textContent } from './dom.ts';
+import type { ValueSink } from './page.ts';
+import { ownTextValue, textValue } from './values.ts';
 
 type Output = { kind: 'text' } | { kind: 'ownText' } | { kind: 'attr'; name: string };
 
@@ -46,15 +47,16 @@ export function compileCss(query: string): CompiledCss {
   return { select: (root) => selectAll<AnyNode, Element>(compiled, root), output };
 }
 
-/** The values of a compiled selector on a parsed page, in document order. */
-export function evaluateCss(css: CompiledCss, root: Document): string[] {
+/** Puts the values of a compiled selector on a parsed page into `sink`, in document order. */
+export function evaluateCss(css: CompiledCss, root: Document, sink: ValueSink): void {
   const elements = css.select(root);
   const { output } = css;
-  const out: string[] = [];
   for (const element of elements) {
-    if (output.kind === 'text') out.push(collapseWhitespace(textContent(element)));
-    else if (output.kind === 'ownText') out.push(collapseWhitespace(ownText(element)));
-    else if (Object.hasOwn(element.attribs, output.name)) out.push(element.attribs[output.name] ?? '');
+    if (output.kind === 'attr') {
+      if (Object.hasOwn(element.attribs, output.name)) sink.push(element.attribs[output.name] ?? '');
+    } else {
+      const value = output.kind === 'text' ? textValue(element, sink.cap) : ownTextValue(element, sink.cap);
+      sink.push(value ?? sink.overflow());
+    }
   }
-  return out;
 }

@@ -103,17 +103,3 @@ function collectText(children: AnyNode[], parts: string[]): void {
     else if (hasChildren(child)) collectText(child.children, parts);
   }
 }
-
-/** Text of the node's own child text nodes only (Scrapy's `::text`), concatenated. */
-export function ownText(node: ParentNode): string {
-  let text = '';
-  for (const child of node.children) if (isText(child)) text += child.data;
-  return text;
-}
-
-const WHITESPACE = /\s+/g;
-
-/** Trims and collapses inner runs of white space to one space. */
-export function collapseWhitespace(text: string): string {
-  return text.replace(WHITESPACE, ' ').trim();
-}

@@ -1,4 +1,4 @@
-import { runWithTimeLimit } from './time-limit.ts';
+import type { ValueSink } from './page.ts';
 
 export interface CompiledRegex {
   readonly pattern: RegExp;
@@ -10,8 +10,8 @@ const DELIMITED = /^\/([\s\S]*)\/([imsu]*)$/;
 
 /**
  * Compiles a regex query: `/body/flags` (flags from `imsu`) or a bare pattern. Evaluation is
- * always global. JavaScript RegExp syntax; a run-time limit (not the syntax) keeps it safe.
- * Throws SyntaxError with a readable message.
+ * always global. JavaScript RegExp syntax; the page's time limit (not the syntax) keeps it safe.
+ * Throws SyntaxError with a readable message; the caller bounds the time of the group count.
  */
 export function compileRegex(query: string): CompiledRegex {
   const delimited = query.length >= 2 ? DELIMITED.exec(query) : null;
@@ -34,20 +34,14 @@ function cleanRegexMessage(message: string): string {
   return message.replace(/^Invalid regular expression: /, '').replace(/^\/(.*)\/[a-z]*: /s, '');
 }
 
-/** All matches on `text` (group 1 or the whole match), stopped after `timeLimitMs`. */
-export function evaluateRegex(regex: CompiledRegex, text: string, timeLimitMs: number): string[] {
-  return runWithTimeLimit(() => collectMatches(regex, text), timeLimitMs);
-}
-
-function collectMatches(regex: CompiledRegex, text: string): string[] {
+/** Puts every match on `text` (group 1 or the whole match) into `sink`. */
+export function evaluateRegex(regex: CompiledRegex, text: string, sink: ValueSink): void {
   const { pattern, hasGroup } = regex;
-  const out: string[] = [];
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    out.push((hasGroup ? match[1] : match[0]) ?? '');
+    sink.push((hasGroup ? match[1] : match[0]) ?? '');
     if (match[0] === '') pattern.lastIndex = advance(text, pattern.lastIndex, pattern.unicode);
   }
-  return out;
 }
 
 function advance(text: string, index: number, unicode: boolean): number {

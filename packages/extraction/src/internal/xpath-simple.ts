@@ -1,5 +1,4 @@
 import { type AnyNode, type Document, type Element, hasChildren, isTag } from 'domhandler';
-import { collapseWhitespace, textContent } from './dom.ts';
 
 /**
  * A fast path for the XPath queries most jobs write: absolute location paths of element steps
@@ -13,8 +12,8 @@ import { collapseWhitespace, textContent } from './dom.ts';
  * for every element, which prefixes of the path it ends (a bit mask) from its parent's masks, so
  * each node is emitted once, in document order, in linear time. Names and attribute values are
  * compared exactly, as fontoxpath compares them on this tree (htmlparser2 lower-cases tag and
- * attribute names; XPath never folds case). Results are then turned into strings the way
- * `evaluateXPathValues` does.
+ * attribute names; XPath never folds case). `evaluateXPathValues` then turns the selected nodes
+ * into strings as it does fontoxpath's.
  */
 export interface SimplePath {
   readonly steps: readonly Step[];
@@ -163,13 +162,14 @@ function maskOf(steps: readonly Step[], element: Element, parentMask: number, ab
 }
 
 /**
- * The string values of a SimplePath on a parsed page, as evaluateXPathValues would give them;
- * null for a tree this walk does not model (the caller then asks fontoxpath).
+ * What a SimplePath selects on a parsed page, in document order: element and text nodes, and the
+ * values of selected attributes; null for a tree this walk does not model (the caller then asks
+ * fontoxpath).
  */
-export function evaluateSimplePath(path: SimplePath, root: Document): string[] | null {
+export function selectSimplePath(path: SimplePath, root: Document): (AnyNode | string)[] | null {
   const { steps, output } = path;
   const last = 1 << (steps.length - 1);
-  const out: string[] = [];
+  const out: (AnyNode | string)[] = [];
   // Iterative walk in document order; each frame: a parent, its next child, its mask, and the
   // union of its own and its ancestors' masks.
   const parents: AnyNode[][] = [root.children];
@@ -196,7 +196,7 @@ export function evaluateSimplePath(path: SimplePath, root: Document): string[] |
       const ancestors = above | parentMask;
       const mask = maskOf(steps, node, parentMask, ancestors);
       if (output.kind === 'element') {
-        if (mask & last) out.push(collapseWhitespace(textContent(node)));
+        if (mask & last) out.push(node);
       } else if (output.kind === 'attr') {
         const selected = output.axis === 'child' ? mask : mask | ancestors;
         if (selected & last && Object.hasOwn(node.attribs, output.name))
@@ -209,7 +209,7 @@ export function evaluateSimplePath(path: SimplePath, root: Document): string[] |
     } else if (node.type === 'text') {
       if (output.kind !== 'text') continue;
       const selected = output.axis === 'child' ? parentMask : above | parentMask;
-      if (selected & last) out.push(collapseWhitespace(node.data));
+      if (selected & last) out.push(node);
     } else if (hasChildren(node)) {
       // A CDATA section (never made by htmlparser2 in HTML mode): fontoxpath sees it as a text
       // node with children of its own, which this walk does not model.
