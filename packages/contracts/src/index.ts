@@ -1,6 +1,6 @@
 export type { ErrorBody, ErrorStatus } from './errors.ts';
 export { ERROR_CODES, errorBodySchema } from './errors.ts';
-export { formatPath, issuesToDetails, newDetails } from './issues.ts';
+export { formatPath, issuesToDetails } from './issues.ts';
 export type {
   CreateJobInput,
   JobDetail,
@@ -39,7 +39,7 @@ export {
   resultListSchema,
   resultSchema,
 } from './results.ts';
-export { unstorableReason, unstorableText } from './text.ts';
+export { unstorableText } from './text.ts';
 export type {
   CreateWebhookInput,
   DeliveryStatusName,

@@ -1,7 +1,7 @@
 import { formatPath, newDetails } from './issues.ts';
 
 /** Why PostgreSQL cannot store `s` (text and jsonb refuse NUL; UTF-8 has no lone surrogate), or null. */
-export function unstorableReason(s: string): string | null {
+function unstorableReason(s: string): string | null {
   if (s.includes('\0')) return 'must not contain NUL characters';
   if (!s.isWellFormed()) return 'must not contain unpaired surrogates';
   return null;
