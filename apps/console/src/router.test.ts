@@ -217,7 +217,7 @@ describe('console router', () => {
     const first = await request(app).get('/console/login');
     const cookie = first.headers['set-cookie']![0]!.split(';')[0]!;
     const again = await request(app).get('/console/login').set('Cookie', cookie);
-    expect(again.headers['set-cookie']).toBeUndefined();
+    expect(again.headers['set-cookie']![0]!.split(';')[0]).toBe(cookie);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(first.text)![1]!;
     const res = await request(app)
       .post('/console/login')
@@ -226,6 +226,26 @@ describe('console router', () => {
       .send({ _csrf: csrf, email: 'owner@example.com', password: 'wrong password' });
     expect(res.status).toBe(401);
     expect(res.text).toContain('Incorrect email or password.');
+  });
+
+  it('gives a working sign-in form to a visitor whose session has just ended', async () => {
+    const { app } = build();
+    const { cookie } = await signedIn();
+    await new Accounts(tdb.db).setPassword('owner@example.com', 'another long password');
+    const form = await request(app).get('/console/login').set('Cookie', cookie);
+    expect(form.status).toBe(200);
+    // The old session's cookie is deleted, then set again as the form's nonce: the last one holds.
+    const cookies = form.headers['set-cookie'] as unknown as string[];
+    expect(cookies.map((c) => c.split(';')[0])).toEqual(['sj_session=', cookie]);
+    expect(await redis.exists(`${prefix.prefix}:session:${cookie.slice('sj_session='.length)}`)).toBe(0);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const res = await request(app)
+      .post('/console/login')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ _csrf: csrf, email: 'owner@example.com', password: 'another long password' });
+    await new Accounts(tdb.db).setPassword('owner@example.com', 'a long enough password');
+    expect([res.status, res.headers.location]).toEqual([303, '/console/jobs']);
   });
 
   it('accepts a sign-in form shown by another API process, but not one bound to another cookie or key', async () => {

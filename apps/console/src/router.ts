@@ -64,8 +64,9 @@ export function consoleRouter(deps: ConsoleDeps): Router {
       const token = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
       let refusal: string | null = null;
       if (req.path === '/login') {
-        const check = formTokens.check(formNonce(req), token);
-        if (check !== 'ok') refusal = check === 'expired' || !formNonce(req) ? EXPIRED : FORGED;
+        const nonce = formNonce(req);
+        const check = formTokens.check(nonce, token);
+        if (check !== 'ok') refusal = check === 'expired' || !nonce ? EXPIRED : FORGED;
       } else if (!session || !csrfMatches(session.data.csrf, token)) refusal = session ? FORGED : EXPIRED;
       if (refusal) return kit.send(res, 403, errorPage(403, refusal, kit.peek(req)));
     }

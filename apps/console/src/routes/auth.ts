@@ -24,11 +24,10 @@ export function authRoutes(
 ): void {
   router.get('/login', async (req, res) => {
     if (req.consoleSession?.data.user) return res.redirect(303, '/console/jobs');
-    let nonce = formNonce(req);
-    if (!nonce) {
-      nonce = newSecret();
-      kit.setSessionCookie(req, res, nonce);
-    }
+    // The cookie's value is kept (two open forms both work), and set again: it may be the id of
+    // a session that just ended, whose cookie this same response deletes first.
+    const nonce = formNonce(req) ?? newSecret();
+    kit.setSessionCookie(req, res, nonce);
     const notice = req.query.signed_out === '1' ? 'You are signed out.' : undefined;
     kit.send(res, 200, signInPage({ csrf: tokens.issue(nonce), notice }));
   });
