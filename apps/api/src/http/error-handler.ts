@@ -63,7 +63,7 @@ export function errorHandler(log: Logger) {
       log.warn({ err: (err as Error).message, req_id: req.requestId }, 'dependency unavailable');
     else if (appErr.status >= 500)
       log.error({ err, req_id: req.requestId, path: req.path }, 'request failed');
-    else if (!(err instanceof AppError) && appErr.status === 400)
+    else if (!(err instanceof AppError) && dataExceptionCode(err))
       // Input that validation let through: worth knowing, not an outage.
       log.warn(
         { sqlstate: dataExceptionCode(err), req_id: req.requestId, path: req.path },
