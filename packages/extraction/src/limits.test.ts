@@ -238,6 +238,11 @@ describe('the value limit of a page', () => {
     );
     expect(values('css', 'li', items(4, 'aaaa'), { maxValueBytes: 19 })).toHaveLength(4);
   });
+
+  test('lets a joined value exactly at the limit take more empty matches', () => {
+    const job = compileJob([{ name: 'all', type: 'css', query: 'li', join: true }], { maxValueBytes: 9 });
+    expect(extract(job, '<li>aaaa</li><li>aaaa</li><li> </li>')).toEqual([{ all: 'aaaa aaaa' }]);
+  });
 });
 
 describe('the total limit of a page', () => {

@@ -89,9 +89,8 @@ export class PageValues implements ValueSink {
   }
 
   get cap(): number {
-    const { values, joined } = this.current();
-    const valueRoom = this.limits.maxValueBytes - (joined && values.length > 0 ? joined.lo + 1 : 0);
-    return Math.min(valueRoom, this.limits.maxTotalBytes - this.all.lo);
+    // Never below 0: an empty value always fits (a joined query's costs not even a separator).
+    return Math.max(0, Math.min(this.valueRoom(), this.limits.maxTotalBytes - this.all.lo));
   }
 
   push(raw: string): void {
@@ -117,10 +116,14 @@ export class PageValues implements ValueSink {
 
   overflow(): never {
     const column = this.current();
-    const { values, joined } = column;
-    const valueRoom = this.limits.maxValueBytes - (joined && values.length > 0 ? joined.lo + 1 : 0);
-    if (valueRoom <= this.limits.maxTotalBytes - this.all.lo) throw this.valueError(column);
+    if (this.valueRoom() <= this.limits.maxTotalBytes - this.all.lo) throw this.valueError(column);
     throw this.totalError(column);
+  }
+
+  /** Characters the next non-empty value may have under the value limit (a joined one after its separator). */
+  private valueRoom(): number {
+    const { values, joined } = this.current();
+    return this.limits.maxValueBytes - (joined && values.length > 0 ? joined.lo + 1 : 0);
   }
 
   /**
