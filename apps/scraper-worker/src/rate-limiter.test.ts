@@ -61,4 +61,23 @@ describe('JobRateLimiter', () => {
       redis.disconnect();
     }
   });
+
+  it('takes no slot further away than the caller will wait, and says when it comes', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const limiter = new JobRateLimiter(redis, prefix.prefix);
+      // 6 a minute: one start every 10 s.
+      expect(await limiter.acquire('job_slow', 6, undefined, 1_000)).toBeNull();
+      const asked = Date.now();
+      const later = await limiter.acquire('job_slow', 6, undefined, 1_000);
+      expect(Date.now() - asked).toBeLessThan(500);
+      expect(later).toBeGreaterThanOrEqual(asked + 9_000);
+      expect(later).toBeLessThanOrEqual(asked + 10_500);
+      // Nothing was taken: the slot it named is still the next one.
+      const again = await limiter.acquire('job_slow', 6, undefined, 1_000);
+      expect(Math.abs(again! - later!)).toBeLessThan(200);
+    } finally {
+      redis.disconnect();
+    }
+  });
 });

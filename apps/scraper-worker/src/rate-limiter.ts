@@ -1,15 +1,19 @@
 import type { Redis } from 'ioredis';
 
 // Hands out start slots spaced `interval` apart, from Redis's clock, so every worker of the
-// fleet draws from one budget per job and requests never come in bursts.
+// fleet draws from one budget per job and requests never come in bursts. A slot further away
+// than the caller will wait (ARGV[2]) is not taken: the answer is only how far it is.
 const SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local nextSlot = tonumber(redis.call('GET', KEYS[1]) or '0')
 local slot = math.max(now, nextSlot)
+if slot - now > tonumber(ARGV[2]) then return {0, slot - now} end
 redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil(slot + interval - now + 60000))
-return slot - now`;
+return {1, slot - now}`;
+
+const FOREVER = Number.MAX_SAFE_INTEGER;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -36,18 +40,34 @@ export class JobRateLimiter {
     this.#prefix = prefix;
   }
 
-  /** Waits until this job may start its next request; rejects if `signal` aborts first. */
-  async acquire(jobId: string, perMinute: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits until this job may start its next request, and resolves null; rejects if `signal`
+   * aborts first. When the job's next start is more than `maxWaitMs` away, takes nothing and
+   * resolves the time (epoch ms) of that start, so the caller can free what it holds meanwhile.
+   */
+  async acquire(
+    jobId: string,
+    perMinute: number,
+    signal?: AbortSignal,
+    maxWaitMs = FOREVER,
+  ): Promise<number | null> {
     const interval = 60_000 / perMinute;
     for (let attempt = 0; ; attempt++) {
       const asked = Date.now();
-      const wait = Number(await this.#redis.eval(SCRIPT, 1, `${this.#prefix}:job-rate:${jobId}`, interval));
-      if (wait <= 0) return;
+      const [taken, wait] = (await this.#redis.eval(
+        SCRIPT,
+        1,
+        `${this.#prefix}:job-rate:${jobId}`,
+        interval,
+        maxWaitMs,
+      )) as [number, number];
+      if (!taken) return asked + wait;
+      if (wait <= 0) return null;
       await sleep(wait, signal);
       // A process held up while it waited (a long pause, a stopped container, a starved CPU)
       // wakes after the next slot, which may be another worker's start now: it takes one new
       // slot instead. Once only, so that a process that is merely slow is never starved.
-      if (attempt > 0 || Date.now() - (asked + wait) <= interval) return;
+      if (attempt > 0 || Date.now() - (asked + wait) <= interval) return null;
     }
   }
 }
