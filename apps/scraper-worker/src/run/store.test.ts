@@ -1,5 +1,6 @@
 import { newId } from '@scrapejobs/db';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { BatchWriter } from './batch-writer.ts';
 import { type PageRows, RunStore } from './store.ts';
 
 let tdb: TestDatabase;
@@ -100,7 +101,12 @@ describe('RunStore', () => {
   it('counts the URLs never done as failed when the run timed out', async () => {
     const { jobId, runId } = await runningRun(5);
     await store.saveBatch(runId, jobId, [page(0)], [ok(0), ok(1)]);
-    expect(await store.finish(runId, 60_000)).toEqual({ status: 'failed', successfulUrls: 2, failedUrls: 3 });
+    const timedOut = { code: 'TIMEOUT', message: 'The run exceeded its time limit of 60000 ms.' };
+    expect(await store.finish(runId, timedOut)).toEqual({
+      status: 'failed',
+      successfulUrls: 2,
+      failedUrls: 3,
+    });
     const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run.error).toEqual(
       expect.objectContaining({ code: 'TIMEOUT', failed_urls: 3, successful_urls: 2 }),
@@ -123,5 +129,41 @@ describe('RunStore', () => {
     expect(await tdb.db.run.findUniqueOrThrow({ where: { id: ended.runId } })).toEqual(
       expect.objectContaining({ status: 'success', successfulUrls: 2, resultsCount: 2 }),
     );
+  });
+
+  it('fails only the page whose values PostgreSQL refuses, and stores the rest of its batch', async () => {
+    const { jobId, runId } = await runningRun(3);
+    const refused: PageRows = { ...page(1), rows: [JSON.stringify({ title: 'a\u0000b' })] };
+    await store.saveBatch(runId, jobId, [page(0), refused, page(2)], [ok(0), ok(1), ok(2)]);
+    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toEqual(expect.objectContaining({ successfulUrls: 2, failedUrls: 1 }));
+    expect([...run.doneUrls].sort()).toEqual([0, 1, 2]);
+    expect(run.firstFailure).toEqual({
+      index: 1,
+      code: 'EXTRACTION_ERROR',
+      message: expect.stringMatching(/^https:\/\/example\.com\/2: its records could not be stored: /),
+    });
+    const stored = await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } });
+    expect(stored.map((r) => r.urlIndex)).toEqual([0, 0, 2, 2]);
+  });
+
+  it('names the users of runs, leaving out runs that are gone', async () => {
+    const { runId } = await runningRun(1);
+    expect(await store.ownersOf([runId, newId('run')])).toEqual(new Map([[runId, userId]]));
+    expect(await store.ownersOf([])).toEqual(new Map());
+  });
+});
+
+describe('BatchWriter', () => {
+  it('stores what waits within the flush interval even when no further URL finishes', async () => {
+    const { jobId, runId } = await runningRun(3);
+    const batch = new BatchWriter(store, runId, jobId);
+    batch.add(ok(0), page(0));
+    batch.add(failed(2));
+    expect(batch.due).toBe(false);
+    await new Promise((r) => setTimeout(r, 600));
+    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toEqual(expect.objectContaining({ successfulUrls: 1, failedUrls: 1, doneUrls: [0, 2] }));
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(2);
   });
 });

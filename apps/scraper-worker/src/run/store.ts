@@ -20,6 +20,9 @@ export interface UrlOutcome {
   failure: RunFailure | null;
 }
 
+/** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
+const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
+
 /** How a run ended, from what is stored: every worker that worked on it counted. */
 export interface RunEnding {
   status: 'success' | 'failed';
@@ -56,8 +59,40 @@ export class RunStore {
    * that both processed a page (one of them held up past its lock) store it once. A run paused
    * meanwhile still counts the pages it finished; an ended one is left as it is. (Prisma's
    * createMany spent about 150 ms of CPU per 1,000 rows here; this spends about 10.)
+   *
+   * A value PostgreSQL refuses fails only its own page: the batch is stored again page by page,
+   * and a page still refused is stored as a failed URL (EXTRACTION_ERROR) without its records.
    */
   async saveBatch(
+    runId: string,
+    jobId: string,
+    pages: readonly PageRows[],
+    outcomes: readonly UrlOutcome[],
+  ): Promise<void> {
+    try {
+      await this.#insertBatch(runId, jobId, pages, outcomes);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      const pageOf = new Map(pages.map((page) => [page.urlIndex, page]));
+      for (const outcome of outcomes) {
+        const page = pageOf.get(outcome.index);
+        try {
+          await this.#insertBatch(runId, jobId, page ? [page] : [], [outcome]);
+        } catch (pageErr) {
+          if (!isDataError(pageErr)) throw pageErr;
+          const message = `${page?.url ?? 'a page'}: its records could not be stored: ${(pageErr as Error).message}`;
+          await this.#insertBatch(
+            runId,
+            jobId,
+            [],
+            [{ index: outcome.index, failure: { code: 'EXTRACTION_ERROR', message } }],
+          );
+        }
+      }
+    }
+  }
+
+  async #insertBatch(
     runId: string,
     jobId: string,
     pages: readonly PageRows[],
@@ -130,21 +165,22 @@ export class RunStore {
 
   /**
    * Ends a running run and its job in one transaction with the job.completed or job.failed
-   * event, from the counts stored by every batch; URLs never done count as failed when the run
-   * timed out. Returns null if the run is no longer running (paused or deleted meanwhile).
+   * event, from the counts stored by every batch. A `forced` failure (the run timed out, or could
+   * not go on) is the run's error, and URLs never done count as failed. Returns null if the run is
+   * no longer running (paused or deleted meanwhile).
    */
-  async finish(runId: string, timedOutAfterMs: number | null, now = new Date()): Promise<RunEnding | null> {
+  async finish(runId: string, forced: RunFailure | null, now = new Date()): Promise<RunEnding | null> {
     return this.#db.$transaction(async (tx) => {
       const run = await tx.run.findUnique({ where: { id: runId }, include: { job: true } });
       if (run?.status !== 'running') return null;
       const resultsCount = await tx.result.count({ where: { runId } });
       const durationMs = now.getTime() - run.startedAt.getTime();
       const successfulUrls = run.successfulUrls;
-      const failedUrls = timedOutAfterMs === null ? run.failedUrls : run.totalUrls - successfulUrls;
+      const failedUrls = forced === null ? run.failedUrls : run.totalUrls - successfulUrls;
       const first = run.firstFailure as (RunFailure & { index: number }) | null;
       const failure: RunFailure | null =
-        timedOutAfterMs !== null
-          ? { code: 'TIMEOUT', message: `The run exceeded its time limit of ${timedOutAfterMs} ms.` }
+        forced !== null
+          ? forced
           : failedUrls > 0
             ? {
                 code: first?.code ?? 'NETWORK_ERROR',
@@ -195,6 +231,16 @@ export class RunStore {
       });
       return { status, successfulUrls, failedUrls };
     });
+  }
+
+  /** The user of each of these runs (those that still exist). */
+  async ownersOf(runIds: readonly string[]): Promise<Map<string, string>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.#db.run.findMany({
+      where: { id: { in: [...runIds] } },
+      select: { id: true, job: { select: { userId: true } } },
+    });
+    return new Map(rows.map((row) => [row.id, row.job.userId]));
   }
 
   /** After a pause cancelled the run: record how many records it kept. */
