@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
 import { z } from 'zod';
 
@@ -11,10 +12,23 @@ export const workerEnvSchema = z.object({
   RUN_TIMEOUT_MS: envInt(1_000).default(30 * 60_000),
   BROWSER_CONCURRENCY: envInt(1, 64).default(2),
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+  /**
+   * First delay before a run's execution that failed for the worker's own reasons (storage
+   * unreachable) is tried again; it doubles each time, and the fifth failure ends the run failed.
+   */
+  RUN_RETRY_DELAY_MS: envInt(0).default(5_000),
   /** A run whose worker stops renewing its lock for this long is taken over by another worker. */
   RUN_LOCK_MS: envInt(1_000).default(30_000),
   /** Port of /metrics, /health and /ready (0 picks a free port). */
   METRICS_PORT: envInt(0, 65_535).default(9100),
+  /** Wall time of one page's extraction (every query of the job on that page). */
+  EXTRACTION_TIME_LIMIT_MS: envInt(100, 600_000).default(5_000),
+  /** Heap of one extraction thread; a page past it fails and its thread is replaced. */
+  EXTRACTION_MEMORY_MB: envInt(16, 16_384).default(256),
+  /** Threads that extract pages, off the event loop; one user's pages never hold them all. */
+  EXTRACTION_THREADS: envInt(1, 64).default(Math.min(8, availableParallelism() + 1)),
+  /** URLs of one user in flight across the whole fleet. */
+  MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
   /** How long a worker lets runs hand themselves back on SIGTERM before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });

@@ -14,11 +14,14 @@ import { catalog, createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { DelayedError, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadWorkerConfig } from './config.ts';
+import { PageExtractor } from './extract/extractor.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
 import { type ExecutorDeps, executeRun, type StopReason } from './run/executor.ts';
+import { runsToHandBack } from './run/fairness.ts';
 import { RunStore } from './run/store.ts';
 import { requeueLostRuns } from './run/sweep.ts';
+import { UrlLeases } from './run/url-leases.ts';
 
 const config = loadWorkerConfig(process.env);
 const log = createLogger('scraper-worker', config.LOG_LEVEL);
@@ -62,9 +65,25 @@ new Gauge({
     this.set({ kind: 'capacity' }, stats?.concurrency ?? 0);
   },
 });
+const extractionThreadEnds = new Counter({
+  name: 'scraper_extraction_threads_ended_total',
+  help: 'Extraction threads ended by the worker, by limit (time, memory) or crash.',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+const extractor = new PageExtractor({
+  threads: config.EXTRACTION_THREADS,
+  timeLimitMs: config.EXTRACTION_TIME_LIMIT_MS,
+  memoryMb: config.EXTRACTION_MEMORY_MB,
+  onThreadEnd: (limit) => extractionThreadEnds.inc({ limit }),
+});
+const leases = new UrlLeases(redis, config.QUEUE_PREFIX, { maxPerUser: config.MAX_RUNNING_URLS_PER_USER });
+const store = new RunStore(db, config.PUBLIC_BASE_URL);
 const deps: ExecutorDeps = {
-  store: new RunStore(db, config.PUBLIC_BASE_URL),
+  store,
   limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
+  extractor,
+  leases,
   // Loaded on first use, so processes that never render never load puppeteer or Chromium.
   renderer: () =>
     (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
@@ -87,14 +106,10 @@ const deps: ExecutorDeps = {
 
 let stopping = false;
 // Runs in progress here, so a cancel message (pause, delete) or SIGTERM can stop them at once.
-const active = new Map<string, AbortController>();
-const stopAll = (reason: StopReason) => {
-  for (const controller of active.values()) controller.abort(reason);
-};
+const active = new Map<string, { controller: AbortController; since: number }>();
+const stopRun = (runId: string, reason: StopReason) => active.get(runId)?.controller.abort(reason);
 await subscriber.subscribe(runCancelChannel(config.QUEUE_PREFIX));
-subscriber.on('message', (_channel, runId: string) =>
-  active.get(runId)?.abort('cancel' satisfies StopReason),
-);
+subscriber.on('message', (_channel, runId: string) => stopRun(runId, 'cancel'));
 
 const worker = new Worker(
   catalog.scrapeRuns.name,
@@ -102,13 +117,14 @@ const worker = new Worker(
     const { runId, jobId } = catalog.scrapeRuns.payload.parse(job.data);
     const controller = new AbortController();
     if (stopping) controller.abort('shutdown' satisfies StopReason);
-    active.set(runId, controller);
+    active.set(runId, { controller, since: Date.now() });
     log.info({ run_id: runId, job_id: jobId }, 'run started');
     try {
-      const end = stopping ? 'handed-back' : await executeRun(deps, runId, controller.signal);
-      if (end === 'handed-back') {
-        // Back to the queue for another worker; the run resumes there without duplicates.
-        await job.moveToDelayed(Date.now(), token);
+      const end = stopping ? { handBackAt: Date.now() } : await executeRun(deps, runId, controller.signal);
+      if (typeof end === 'object') {
+        // Back to the queue, for any worker; the run resumes there without duplicates.
+        await job.moveToDelayed(end.handBackAt, token);
+        log.info({ run_id: runId, resumes_at: new Date(end.handBackAt).toISOString() }, 'run handed back');
         throw new DelayedError();
       }
       // Moved back to waiting by the stalled-job check and taken by another worker: BullMQ must
@@ -126,13 +142,31 @@ const worker = new Worker(
     lockDuration: config.RUN_LOCK_MS,
     stalledInterval: config.RUN_LOCK_MS,
     maxStalledCount: 10,
+    // attemptsMade is 1 after the first failure.
+    settings: {
+      backoffStrategy: (attemptsMade: number) => config.RUN_RETRY_DELAY_MS * 2 ** (attemptsMade - 1),
+    },
   },
 );
-worker.on('failed', (job, err) => log.error({ run_id: job?.data.runId, err: err.message }, 'run crashed'));
+worker.on('failed', (job, err) => {
+  log.error({ run_id: job?.data.runId, err: err.message, attempt: job?.attemptsMade }, 'run crashed');
+  // Its last attempt: the run ends failed rather than running forever.
+  if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+    const failure = {
+      code: 'EXTRACTION_ERROR',
+      message: `The run could not go on after ${job.attemptsMade} attempts: ${err.message}`,
+    };
+    store.finish(job.data.runId, failure).then(
+      () => leases.forget(job.data.runId),
+      (finishErr: Error) =>
+        log.warn({ run_id: job.data.runId, err: finishErr.message }, 'could not end a crashed run'),
+    );
+  }
+});
 // A run whose lock could not be renewed (this process was held up past RUN_LOCK_MS) belongs to
 // whichever worker takes it over: stop working on it here.
 worker.on('lockRenewalFailed', (runIds) => {
-  for (const runId of runIds) active.get(runId)?.abort('lost' satisfies StopReason);
+  for (const runId of runIds) stopRun(runId, 'lost');
   log.warn({ run_ids: runIds }, 'lost the lock of runs; another worker takes them over');
 });
 worker.on('error', (err) => log.warn({ err: err.message }, 'worker error'));
@@ -145,6 +179,35 @@ const sweep = setInterval(() => {
   );
 }, 60_000);
 sweep.unref();
+const renewLeases = setInterval(() => {
+  leases.renew().catch((err: Error) => log.warn({ err: err.message }, 'could not renew URL leases'));
+}, leases.renewEveryMs);
+renewLeases.unref();
+
+// When every place here is taken and a user none of whose runs this worker holds is waiting, the
+// user holding the most places hands runs back to the end of the queue (run/fairness.ts).
+const FAIRNESS_EVERY_MS = 1_000;
+const MIN_TURN_MS = 2_000;
+async function shareFairly(): Promise<void> {
+  if (stopping || active.size < config.SCRAPER_CONCURRENCY) return;
+  const waiting = await runsQueue.getWaiting(0, 19);
+  if (waiting.length === 0) return;
+  const waitingIds = waiting.map((job) => job.data.runId);
+  const owners = await store.ownersOf([...active.keys(), ...waitingIds]);
+  const held = [...active].flatMap(([runId, { since }]) => {
+    const userId = owners.get(runId);
+    return userId ? [{ runId, userId, since }] : [];
+  });
+  const waitingUsers = waitingIds.flatMap((runId) => owners.get(runId) ?? []);
+  for (const runId of runsToHandBack(held, waitingUsers, Date.now(), MIN_TURN_MS)) {
+    log.info({ run_id: runId }, "handing a run back: another user's run waits for a place");
+    stopRun(runId, 'yield');
+  }
+}
+const fairness = setInterval(() => {
+  shareFairly().catch((err: Error) => log.warn({ err: err.message }, 'fairness check failed'));
+}, FAIRNESS_EVERY_MS);
+fairness.unref();
 registerQueueMetrics(registry, [runsQueue]);
 const ops = await startOpsServer({
   port: config.METRICS_PORT,
@@ -164,6 +227,7 @@ async function shutdown(signal: string) {
   stopping = true;
   log.info({ signal, active: active.size }, 'shutting down: handing runs back to the queue');
   clearInterval(sweep);
+  clearInterval(fairness);
   const deadline = setTimeout(() => {
     log.warn('shutdown deadline reached');
     process.exit(1);
@@ -171,10 +235,16 @@ async function shutdown(signal: string) {
   deadline.unref();
   // Stop fetching first, so a run handed back here is not taken again by this process.
   const closed = worker.close();
-  stopAll('shutdown');
+  for (const runId of active.keys()) stopRun(runId, 'shutdown');
   await closed;
+  clearInterval(renewLeases);
   ops.close();
-  await Promise.allSettled([runsQueue.close(), renderer?.then((r) => r.close()), db.$disconnect()]);
+  await Promise.allSettled([
+    runsQueue.close(),
+    renderer?.then((r) => r.close()),
+    extractor.close(),
+    db.$disconnect(),
+  ]);
   redis.disconnect();
   subscriber.disconnect();
   log.info('stopped');

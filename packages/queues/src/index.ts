@@ -9,10 +9,13 @@ export const catalog = {
   scrapeRuns: {
     name: 'scrape-runs',
     payload: z.object({ runId: z.string(), jobId: z.string() }),
-    // A run is not retried as a whole (its URLs retry inside it); a crashed worker's run is
-    // taken over through stalled-job recovery instead.
+    // A run's URLs retry inside it, and a crashed worker's run is taken over through stalled-job
+    // recovery. An execution that fails for the worker's own reasons (storage unreachable) is
+    // retried, resuming after the URLs stored; after the last attempt the worker ends the run failed.
     options: {
-      attempts: 1,
+      // Delays come from the scraper worker's RUN_RETRY_DELAY_MS, doubling each time.
+      attempts: 5,
+      backoff: { type: 'custom' },
       removeOnComplete: { count: 1_000, age: 24 * 3600 },
       removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
     },

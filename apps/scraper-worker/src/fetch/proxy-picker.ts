@@ -18,6 +18,7 @@ export interface ProxyEntry {
 /** Thrown by `pick` when a country is required and no configured proxy has it. */
 export class NoProxyAvailableError extends Error {
   override name = 'NoProxyAvailableError';
+  readonly code = 'PROXY_ERROR';
 }
 
 /** How long a proxy that failed is passed over while others are available. */

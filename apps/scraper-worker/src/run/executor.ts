@@ -1,34 +1,43 @@
-import type { LookupFunction } from 'node:net';
-import type { ProxyEntry } from '@scrapejobs/config';
 import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
-import type { JobModel } from '@scrapejobs/db';
-import {
-  compileJob,
-  decodeHtml,
-  ExtractionError,
-  expandGlob,
-  extract,
-  type QuerySpec,
-} from '@scrapejobs/extraction';
+import type { JobModel, RunModel } from '@scrapejobs/db';
+import { expandGlob, type QuerySpec } from '@scrapejobs/extraction';
 import type { Logger } from '@scrapejobs/logging';
-import { createProxyPicker, FetchError, fetchPage, type ProxyPicker } from '../fetch/index.ts';
+import type { PageExtractor } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
-import type { Renderer } from '../render/index.ts';
-import type { PageRows, RunStore, UrlOutcome } from './store.ts';
+import { BatchWriter } from './batch-writer.ts';
+import { type PageLoader, type PageLoaderDeps, pageLoaderFor } from './page-loader.ts';
+import type { RunFailure, RunStore } from './store.ts';
+import type { UrlLeases } from './url-leases.ts';
 
 const MAX_URLS = 1000;
-const BATCH_ROWS = 500;
-// Results and progress reach the database at least this often, so a pause keeps what was
-// scraped and GET /jobs/{id}/runs shows a long run advancing.
-const FLUSH_EVERY_MS = 200;
+/**
+ * A run whose next request start (its job's rate limit) or next place in its user's share of the
+ * fleet is further away than this hands itself back to the queue until then, freeing its place
+ * in this worker for other runs.
+ */
+const MAX_HOLD_MS = 1_000;
+const PLACE_POLL_MS = 100;
+
+/** The codes a URL fails with (contract 6); any other error is the worker's own, never the target's. */
+const FAILURE_CODES = new Set([
+  'TIMEOUT',
+  'HTTP_ERROR',
+  'NETWORK_ERROR',
+  'BLOCKED_TARGET',
+  'RENDER_ERROR',
+  'PROXY_ERROR',
+  'EXTRACTION_ERROR',
+]);
 
 /**
- * Why a run's signal aborted: the API cancelled it, this worker is shutting down, or this worker
- * lost the run's lock (it was held up too long) and another worker has taken the run over.
+ * Why a run's signal aborted: the API cancelled it, this worker is shutting down, this worker
+ * lost the run's lock (it was held up too long and another worker has taken the run over), or
+ * another user's run waits for this run's place here.
  */
-export type StopReason = 'cancel' | 'shutdown' | 'lost';
+export type StopReason = 'cancel' | 'shutdown' | 'lost' | 'yield';
 
-export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'handed-back' | 'lost';
+/** How an execution ended; `handBackAt` puts the run back in the queue until then (epoch ms). */
+export type RunEnd = 'finished' | 'cancelled' | 'skipped' | 'lost' | { handBackAt: number };
 
 /** What a run reports for metrics: each page's outcome, and each run's end. */
 export interface RunObserver {
@@ -36,201 +45,240 @@ export interface RunObserver {
   run(status: 'success' | 'failed' | 'cancelled', seconds: number): void;
 }
 
-export interface ExecutorDeps {
+export interface ExecutorDeps extends PageLoaderDeps {
   store: RunStore;
   limiter: JobRateLimiter;
-  /** Started on first use, only by processes that get a rendering job. */
-  renderer: () => Promise<Renderer>;
-  proxies: readonly ProxyEntry[];
-  allowPrivate: boolean;
+  extractor: PageExtractor;
+  leases: UrlLeases;
   urlConcurrency: number;
+  /** A run that takes longer, from its start, fails with TIMEOUT. */
   runTimeoutMs: number;
   log: Logger;
   observer?: RunObserver;
-  /** DNS override, for tests that map names to loopback. */
-  lookup?: LookupFunction;
 }
 
-class RunTimeout extends Error {}
-
-function errorCode(err: unknown): string {
-  if (err instanceof RunTimeout) return 'TIMEOUT';
-  if (err instanceof ExtractionError) return 'EXTRACTION_ERROR';
-  const code = (err as { code?: unknown }).code;
-  if (
-    err instanceof FetchError ||
-    (typeof code === 'string' && /^[A-Z_]+_ERROR$|^TIMEOUT$|^BLOCKED_TARGET$/.test(code))
-  )
-    return code as string;
-  return 'NETWORK_ERROR';
+/** The code a URL fails with, or null when the error is not about the URL (storage, a bug). */
+function failureCode(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && FAILURE_CODES.has(code) ? code : null;
 }
 
-function proxyPickerFor(job: JobModel, proxies: readonly ProxyEntry[]): ProxyPicker | null {
-  const config = job.proxyConfig as ProxyConfig | null;
-  if (!config?.enabled) return null;
-  return createProxyPicker([...proxies], config.rotation_strategy, config.geo_targeting, job.id);
-}
+/** A URL's work stopped because the run is handing itself back; whoever resumes the run redoes it. */
+class HandingBack extends Error {}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<boolean>((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 
 /**
  * Executes one run: every URL of the job's source is fetched (or rendered), extracted and
  * stored, then the run ends with its event. `stop` aborts in-flight work at once; its reason
- * says whether the run was cancelled or must be handed back to the queue.
+ * says whether the run was cancelled or must be handed back to the queue. An error that is not
+ * a URL's (storage unreachable) rejects, so the queue retries the run, which resumes after the
+ * URLs already stored.
  */
 export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortSignal): Promise<RunEnd> {
   const loaded = await deps.store.load(runId);
   if (!loaded) return 'skipped';
-  const { job, run } = loaded;
-  const log = deps.log.child({ run_id: runId, job_id: job.id });
+  return new RunExecution(deps, loaded.run, loaded.job, stop).execute();
+}
 
-  const expanded = expandGlob(job.source, MAX_URLS);
-  const urls = expanded.ok ? expanded.urls : [job.source];
-  await deps.store.setTotal(runId, urls.length);
-  // A run taken over from another worker resumes after the URLs whose outcome is stored.
-  const done = new Set(run.doneUrls);
-  const todo = urls.map((_, index) => index).filter((index) => !done.has(index));
-  if (done.size > 0) log.info({ done: done.size, remaining: todo.length }, 'run resumed');
+class RunExecution {
+  readonly #deps: ExecutorDeps;
+  readonly #run: RunModel;
+  readonly #job: JobModel;
+  readonly #stop: AbortSignal;
+  readonly #log: Logger;
+  readonly #deadline: number;
+  readonly #timeout: AbortSignal;
+  /** Aborted when a URL's work fails for a reason of the worker's own: the other URLs stop too. */
+  readonly #halt = new AbortController();
+  readonly #signal: AbortSignal;
+  readonly #batch: BatchWriter;
+  #urls: string[] = [];
+  #inFlight = 0;
+  #handBackAt: number | null = null;
+  #haltedBy: unknown = null;
 
-  const timeout = AbortSignal.timeout(deps.runTimeoutMs);
-  const signal = AbortSignal.any([stop, timeout]);
-  // One flush at a time per run; a failed write keeps its rows and is retried, and a storage
-  // error is never counted against a URL.
-  let pending: PageRows[] = [];
-  let pendingRows = 0;
-  let outcomes: UrlOutcome[] = [];
-  let lastFlush = Date.now();
-  let flushing: Promise<void> = Promise.resolve();
-  const writeBatch = async () => {
-    const batch = pending;
-    const batchRows = pendingRows;
-    const batchOutcomes = outcomes;
-    pending = [];
-    pendingRows = 0;
-    outcomes = [];
-    lastFlush = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await deps.store.saveBatch(runId, job.id, batch, batchOutcomes);
-        return;
-      } catch (err) {
-        if (attempt >= 5) {
-          pending = batch.concat(pending);
-          pendingRows += batchRows;
-          outcomes = batchOutcomes.concat(outcomes);
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-      }
+  constructor(deps: ExecutorDeps, run: RunModel, job: JobModel, stop: AbortSignal) {
+    this.#deps = deps;
+    this.#run = run;
+    this.#job = job;
+    this.#stop = stop;
+    this.#log = deps.log.child({ run_id: run.id, job_id: job.id });
+    this.#deadline = run.startedAt.getTime() + deps.runTimeoutMs;
+    this.#timeout = AbortSignal.timeout(Math.max(0, this.#deadline - Date.now()));
+    this.#signal = AbortSignal.any([stop, this.#timeout, this.#halt.signal]);
+    this.#batch = new BatchWriter(deps.store, run.id, job.id);
+  }
+
+  async execute(): Promise<RunEnd> {
+    const { store } = this.#deps;
+    const runId = this.#run.id;
+    const expanded = expandGlob(this.#job.source, MAX_URLS);
+    this.#urls = expanded.ok ? expanded.urls : [this.#job.source];
+    await store.setTotal(runId, this.#urls.length);
+    // A run taken over from another worker resumes after the URLs whose outcome is stored.
+    const done = new Set(this.#run.doneUrls);
+    const todo = this.#urls.map((_, index) => index).filter((index) => !done.has(index));
+    if (done.size > 0) this.#log.info({ done: done.size, remaining: todo.length }, 'run resumed');
+
+    await this.#work(todo);
+    await this.#batch.flush();
+    if (this.#haltedBy) throw this.#haltedBy;
+    return this.#end();
+  }
+
+  /** URLs in flight when a worker process died are retried alone; a URL that ended two processes is not tried again. */
+  async #work(todo: number[]): Promise<void> {
+    if (this.#signal.aborted) return;
+    const marks = await this.#deps.leases.crashMarks(this.#run.id);
+    const suspects: number[] = [];
+    const rest: number[] = [];
+    for (const index of todo) {
+      const crashes = marks.get(index) ?? 0;
+      if (crashes >= 2) this.#failPoisoned(index);
+      else (crashes === 1 ? suspects : rest).push(index);
     }
-  };
-  const flush = () => {
-    flushing = flushing.then(writeBatch);
-    return flushing;
-  };
-
-  let setupDone = false;
-  try {
-    const compiled = compileJob(job.queries as unknown as QuerySpec[]);
-    const render = (job.renderConfig as RenderConfig | null)?.enabled
-      ? (job.renderConfig as RenderConfig)
-      : null;
-    const picker = proxyPickerFor(job, deps.proxies);
-    const renderer = render ? await deps.renderer() : null;
-    const acquire = () => deps.limiter.acquire(job.id, job.rateLimit, signal);
-
-    // A proxy that fails a render is reported and the render tried once more on another.
-    const renderHtml = async (renderer: Renderer, render: RenderConfig, url: string): Promise<string> => {
-      for (let attempt = 0; ; attempt++) {
-        await acquire();
-        const proxyUrl = picker?.pick(attempt)?.url ?? null;
-        try {
-          const page = await renderer.render({
-            url,
-            waitStrategy: render.wait_strategy,
-            waitTimeoutMs: render.wait_timeout_ms,
-            signal,
-            proxyUrl,
-          });
-          if (page.status !== null && page.status >= 400)
-            throw new FetchError('HTTP_ERROR', `HTTP ${page.status}`, {
-              url,
-              status: page.status,
-              retryable: false,
-            });
-          return page.html;
-        } catch (err) {
-          if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;
-          picker?.reportFailure(proxyUrl);
-        }
-      }
-    };
-
-    const loadHtml = async (url: string): Promise<string> => {
-      if (renderer && render) return renderHtml(renderer, render, url);
-      const page = await fetchPage(url, {
-        allowPrivate: deps.allowPrivate,
-        signal,
-        beforeAttempt: acquire,
-        ...(picker && { proxy: picker }),
-        ...(deps.lookup && { lookup: deps.lookup }),
+    if (suspects.length > 0)
+      this.#log.warn({ urls: suspects.length }, 'retrying alone the URLs in flight when a worker died');
+    let load: PageLoader;
+    try {
+      load = await pageLoaderFor(this.#deps, {
+        jobId: this.#job.id,
+        renderConfig: this.#job.renderConfig as RenderConfig | null,
+        proxyConfig: this.#job.proxyConfig as ProxyConfig | null,
       });
-      return decodeHtml(page.body, page.contentType);
-    };
-
+    } catch (err) {
+      // A job that cannot start at all (no proxies any more, no browser) fails every URL.
+      const code = failureCode(err);
+      if (code === null) throw err;
+      for (const index of [...suspects, ...rest])
+        this.#batch.add({ index, failure: { code, message: (err as Error).message } });
+      return;
+    }
+    for (const index of suspects) await this.#processUrl(load, index);
     let next = 0;
     const worker = async () => {
-      while (next < todo.length && !signal.aborted) {
-        const index = todo[next++]!;
-        const url = urls[index]!;
-        try {
-          const html = await loadHtml(url);
-          const scrapedAt = new Date();
-          // Serialised at once: one string per row is all that waits for the next flush.
-          const rows = extract(compiled, html).map((record) => JSON.stringify(record));
-          if (rows.length > 0) {
-            pending.push({ url, urlIndex: index, scrapedAt, rows });
-            pendingRows += rows.length;
-          }
-          outcomes.push({ index, failure: null });
-          deps.observer?.page('success');
-        } catch (err) {
-          if (signal.aborted) break;
-          const code = errorCode(err);
-          outcomes.push({ index, failure: { code, message: `${url}: ${(err as Error).message}` } });
-          deps.observer?.page(code);
-          log.info({ url, code, err: (err as Error).message }, 'url failed');
-        }
-        // Outside the URL's try: a storage error ends the run's execution (the sweep re-queues
-        // it) instead of being counted as a failed URL.
-        if (pendingRows >= BATCH_ROWS || Date.now() - lastFlush >= FLUSH_EVERY_MS) await flush();
-      }
+      while (next < rest.length && this.#canStart()) await this.#processUrl(load, rest[next++]!);
     };
-    setupDone = true;
-    await Promise.all(Array.from({ length: Math.min(deps.urlConcurrency, todo.length) }, worker));
-  } catch (err) {
-    // Past setup, only a storage failure escapes the loop: let the run's execution fail.
-    if (setupDone) throw err;
-    // A job that cannot start at all (bad stored query, no proxies any more) fails every URL.
-    if (!signal.aborted)
-      for (const index of todo)
-        outcomes.push({ index, failure: { code: errorCode(err), message: (err as Error).message } });
-  }
-  await flush();
-
-  if (stop.aborted) {
-    if (stop.reason === 'shutdown') return 'handed-back';
-    if (stop.reason === 'lost') return 'lost';
-    await deps.store.settleCancelled(runId);
-    deps.observer?.run('cancelled', (Date.now() - run.startedAt.getTime()) / 1000);
-    log.info('run cancelled');
-    return 'cancelled';
+    await Promise.all(Array.from({ length: Math.min(this.#deps.urlConcurrency, rest.length) }, worker));
   }
 
-  const ended = await deps.store.finish(runId, timeout.aborted ? deps.runTimeoutMs : null);
-  if (!ended) {
-    log.info('run finished elsewhere or cancelled meanwhile');
-    return 'cancelled';
+  #canStart(): boolean {
+    return !this.#signal.aborted && this.#handBackAt === null;
   }
-  deps.observer?.run(ended.status, (Date.now() - run.startedAt.getTime()) / 1000);
-  log.info(ended, 'run finished');
-  return 'finished';
+
+  #failPoisoned(index: number): void {
+    const message = `${this.#urls[index]}: processing this URL ended a worker process twice; it is not tried again`;
+    this.#log.warn({ url: this.#urls[index] }, 'URL failed: it ended a worker process twice');
+    this.#batch.add({ index, failure: { code: 'EXTRACTION_ERROR', message } });
+    this.#deps.observer?.page('EXTRACTION_ERROR');
+  }
+
+  /** Hands the run back to the queue once the URLs in flight are done, to resume at `at`. */
+  #handBack(at: number): void {
+    this.#handBackAt = Math.min(this.#handBackAt ?? at, at);
+  }
+
+  async #processUrl(load: PageLoader, index: number): Promise<void> {
+    if (!(await this.#takePlace(index))) return;
+    const { extractor, leases, observer } = this.#deps;
+    const url = this.#urls[index]!;
+    this.#inFlight++;
+    try {
+      const page = await load(url, this.#signal, () => this.#nextStart());
+      const rows = await extractor.extract(
+        this.#job.userId,
+        { key: this.#run.id, queries: this.#job.queries as unknown as QuerySpec[], page },
+        this.#signal,
+      );
+      this.#batch.add({ index, failure: null }, { url, urlIndex: index, scrapedAt: new Date(), rows });
+      observer?.page('success');
+    } catch (err) {
+      if (this.#signal.aborted || err instanceof HandingBack) return;
+      const code = failureCode(err);
+      if (code === null) {
+        this.#haltedBy = err;
+        this.#halt.abort(err);
+        return;
+      }
+      this.#batch.add({ index, failure: { code, message: `${url}: ${(err as Error).message}` } });
+      observer?.page(code);
+      this.#log.info({ url, code, err: (err as Error).message }, 'url failed');
+    } finally {
+      this.#inFlight--;
+      await leases.end(this.#job.userId, this.#run.id, index).catch((err: Error) => {
+        this.#log.warn({ err: err.message }, 'could not end a URL lease; it expires by itself');
+      });
+    }
+    // Outside the URL's try: a storage error ends the run's execution instead of failing the URL.
+    if (this.#batch.due) await this.#batch.flush();
+  }
+
+  /**
+   * A place in the user's share of the fleet for URL `index`; while the share is full, waits if
+   * this run has other URLs in flight (they will free places), else hands the run back.
+   */
+  async #takePlace(index: number): Promise<boolean> {
+    const { leases } = this.#deps;
+    for (;;) {
+      if (!this.#canStart()) return false;
+      if (await leases.begin(this.#job.userId, this.#run.id, index)) return true;
+      if (this.#inFlight === 0) {
+        this.#handBack(Date.now() + MAX_HOLD_MS);
+        return false;
+      }
+      if (!(await sleep(PLACE_POLL_MS, this.#signal))) return false;
+    }
+  }
+
+  /** Waits for the job's next request start, or hands the run back when it is too far away. */
+  async #nextStart(): Promise<void> {
+    const at = await this.#deps.limiter.acquire(this.#job.id, this.#job.rateLimit, this.#signal, MAX_HOLD_MS);
+    if (at === null) return;
+    this.#handBack(at);
+    throw new HandingBack();
+  }
+
+  async #end(): Promise<RunEnd> {
+    const { store, observer, leases } = this.#deps;
+    const runId = this.#run.id;
+    const seconds = () => (Date.now() - this.#run.startedAt.getTime()) / 1000;
+    if (this.#stop.aborted) {
+      const reason = this.#stop.reason as StopReason;
+      if (reason === 'shutdown' || reason === 'yield') return { handBackAt: Date.now() };
+      if (reason === 'lost') return 'lost';
+      await store.settleCancelled(runId);
+      await leases.forget(runId);
+      observer?.run('cancelled', seconds());
+      this.#log.info('run cancelled');
+      return 'cancelled';
+    }
+    if (this.#handBackAt !== null && !this.#timeout.aborted)
+      return { handBackAt: Math.min(this.#handBackAt, this.#deadline) };
+    const ended = await store.finish(runId, this.#timeout.aborted ? this.#timedOut() : null);
+    await leases.forget(runId);
+    if (!ended) {
+      this.#log.info('run finished elsewhere or cancelled meanwhile');
+      return 'cancelled';
+    }
+    observer?.run(ended.status, seconds());
+    this.#log.info(ended, 'run finished');
+    return 'finished';
+  }
+
+  #timedOut(): RunFailure {
+    return { code: 'TIMEOUT', message: `The run exceeded its time limit of ${this.#deps.runTimeoutMs} ms.` };
+  }
 }

@@ -1,0 +1,355 @@
+// One user's job cannot stall, crash or starve the scraper workers that every user shares: each
+// hostile job runs on real worker processes against a local site, beside another user's job.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JobModel, RunModel } from '@scrapejobs/db';
+import { buildTestApi } from '../support/api.ts';
+import { client, validJob } from '../support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { type Proc, startApp, until } from '../support/processes.ts';
+import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { listPage, startSite } from '../support/site.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+let site: Awaited<ReturnType<typeof startSite>>;
+type Client = ReturnType<typeof client>;
+let alice: Client;
+let bob: Client;
+const prefix = testPrefix();
+const workers: Proc[] = [];
+
+// Pages a hostile user points its jobs at.
+const NESTED_200 = `<html><body>${'<div>'.repeat(200)}x${'</div>'.repeat(200)}</body></html>`;
+const NESTED_1MIB = `<html><body>${`<div>${'y'.repeat(1_040)}`.repeat(1_000)}${'</div>'.repeat(1_000)}</body></html>`;
+/** Requests to `/hang` are held open until the test ends; `/slow-user/<n>` tracks concurrency. */
+const held: ServerResponse[] = [];
+let slowInFlight = 0;
+let slowPeak = 0;
+
+function hostile(req: IncomingMessage, res: ServerResponse): boolean {
+  const path = new URL(req.url ?? '/', 'http://site').pathname;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  if (path.startsWith('/nested-200')) res.end(NESTED_200);
+  else if (path.startsWith('/nested-1mib')) res.end(NESTED_1MIB);
+  else if (path === '/nul') res.end('<html><body><p>a\0b</p><p>c\0\0d</p></body></html>');
+  else if (path === '/hang') held.push(res);
+  else if (path.startsWith('/slow-user/')) {
+    slowInFlight++;
+    slowPeak = Math.max(slowPeak, slowInFlight);
+    setTimeout(() => {
+      slowInFlight--;
+      res.end(listPage('slow', 2));
+    }, 400);
+  } else return false;
+  return true;
+}
+
+const workerEnv = (over: Record<string, string>) => ({
+  DATABASE_URL: tdb.url,
+  REDIS_URL,
+  QUEUE_PREFIX: prefix.prefix,
+  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+  RUN_LOCK_MS: '2000',
+  EXTRACTION_THREADS: '3',
+  ...over,
+});
+
+async function startWorker(over: Record<string, string> = {}) {
+  const w = startApp('scraper-worker', workerEnv(over));
+  workers.push(w);
+  const started = await w.waitForLog((l) => l.msg === 'scraper worker started');
+  return { proc: w, port: started.metrics_port as number };
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  site = await startSite(hostile);
+});
+
+// Two users of their own for every test: a worker killed in one test leaves its user's places
+// taken until their leases expire, as it should.
+let users = 0;
+async function newUser(): Promise<Client> {
+  users++;
+  const { token } = await api.keys.create({
+    email: `user${users}@example.com`,
+    mode: 'test',
+    scopes: ['jobs:read', 'jobs:write'],
+    name: 'k',
+  });
+  return client(api.app, token);
+}
+
+beforeEach(async () => {
+  alice = await newUser();
+  bob = await newUser();
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.kill('SIGKILL')));
+  for (const res of held.splice(0)) res.destroy();
+});
+
+afterAll(async () => {
+  await api.close();
+  await site.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+const titleQuery = [{ name: 'title', type: 'css', query: 'h1' }];
+
+async function createJob(as: Client, body: Record<string, unknown>): Promise<string> {
+  const created = await as.post('/jobs', validJob({ queries: titleQuery, rate_limit: 6000, ...body }));
+  expect(created.status).toBe(201);
+  return created.body.job_id as string;
+}
+
+async function run(as: Client, jobId: string) {
+  const started = await as.post(`/jobs/${jobId}/run`);
+  expect(started.status).toBe(202);
+  return { runId: started.body.run_id as string, at: Date.now() };
+}
+
+const ended = (runId: string, timeoutMs = 30_000) =>
+  until(async () => {
+    const r = await tdb.db.run.findUnique({ where: { id: runId } });
+    return r && r.status !== 'running' ? r : null;
+  }, timeoutMs) as Promise<RunModel>;
+
+const runError = (r: RunModel) => r.error as { code: string; message: string } | null;
+
+/** Largest answer time of the worker's /health, polled every 100 ms until `done` settles. */
+async function healthWhile(port: number, done: Promise<unknown>): Promise<number> {
+  let settled = false;
+  void done.finally(() => {
+    settled = true;
+  });
+  let worst = 0;
+  while (!settled) {
+    const asked = performance.now();
+    const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
+    expect(res.status).toBe(200);
+    worst = Math.max(worst, performance.now() - asked);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return worst;
+}
+
+describe('isolation between users on shared scraper workers', () => {
+  it("fails a page whose css query outruns the time limit, while /health answers within 1 s and another user's run keeps its pace", async () => {
+    const { port } = await startWorker({ EXTRACTION_TIME_LIMIT_MS: '2000' });
+    const hostileJob = await createJob(alice, {
+      source: `${site.url}/nested-200/[1-3]`,
+      queries: [{ name: 'deep', type: 'css', query: 'x div div div div div div' }],
+    });
+    const normalJob = await createJob(bob, { source: `${site.url}/page/[1-5]` });
+    const hostileRun = await run(alice, hostileJob);
+    await until(async () => site.hits.some((h) => h.path.startsWith('/nested-200')));
+    const hostileEnd = ended(hostileRun.runId);
+    const worst = healthWhile(port, hostileEnd);
+
+    const normalRun = await run(bob, normalJob);
+    const normal = await ended(normalRun.runId);
+    expect(normal.status).toBe('success');
+    expect(normal.resultsCount).toBe(5);
+    expect(normal.finishedAt!.getTime() - normalRun.at).toBeLessThan(2_500);
+
+    const failed = await hostileEnd;
+    expect(failed).toEqual(expect.objectContaining({ status: 'failed', failedUrls: 3, successfulUrls: 0 }));
+    expect(runError(failed)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/time limit of 2000 ms/),
+      }),
+    );
+    expect(await worst).toBeLessThan(1_000);
+  });
+
+  it('fails a page whose values outgrow the output limits, quickly and without harming the worker', async () => {
+    const { proc, port } = await startWorker();
+    const jobId = await createJob(alice, {
+      source: `${site.url}/nested-1mib`,
+      queries: [{ name: 'text', type: 'css', query: 'div' }],
+    });
+    const { runId, at } = await run(alice, jobId);
+    const failed = await ended(runId);
+    expect(failed.status).toBe('failed');
+    expect(runError(failed)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/limit of \d+ bytes/),
+      }),
+    );
+    expect(failed.finishedAt!.getTime() - at).toBeLessThan(5_000);
+    expect(proc.child.exitCode).toBeNull();
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+  });
+
+  it('fails a page whose extraction outgrows its heap limit, and the worker goes on with the next run', async () => {
+    const { proc } = await startWorker({ EXTRACTION_MEMORY_MB: '64', EXTRACTION_TIME_LIMIT_MS: '20000' });
+    const jobId = await createJob(alice, {
+      source: `${site.url}/page/1`,
+      // Cheap on the empty page it is compiled against; millions of strings on a page with items.
+      queries: [
+        {
+          name: 'big',
+          type: 'xpath',
+          query: 'count(array { for $n in //li, $i in 1 to 3000000 return string($i) })',
+        },
+      ],
+    });
+    const failed = await ended((await run(alice, jobId)).runId);
+    expect(runError(failed)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/memory limit of 64 MB/),
+      }),
+    );
+    expect(proc.child.exitCode).toBeNull();
+    const next = await ended((await run(bob, await createJob(bob, { source: `${site.url}/page/2` }))).runId);
+    expect(next.status).toBe('success');
+  });
+
+  it('drops NUL characters from extracted values, so the run ends and its event goes out', async () => {
+    await startWorker();
+    const jobId = await createJob(alice, {
+      source: `${site.url}/nul`,
+      queries: [{ name: 'p', type: 'css', query: 'p' }],
+    });
+    const { runId } = await run(alice, jobId);
+    const done = await ended(runId);
+    expect(done.status).toBe('success');
+    const rows = await tdb.db.result.findMany({ where: { runId }, orderBy: { rowIndex: 'asc' } });
+    expect(rows.map((r) => r.data)).toEqual([{ p: 'ab' }, { p: 'cd' }]);
+    const events = await tdb.db.event.findMany({ where: { jobId }, orderBy: { id: 'asc' } });
+    expect(events.map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
+  });
+
+  it('fails a URL that ended a worker process twice without trying it a third time; the rest of the run goes on', async () => {
+    const jobId = await createJob(alice, { source: `${site.url}/{page/1,hang,page/2,page/3}` });
+    const hangHits = () => site.hits.filter((h) => h.path === '/hang').length;
+    const first = await startWorker();
+    const { runId } = await run(alice, jobId);
+    const doneUrls = async () =>
+      (await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).doneUrls.length;
+    await until(async () => hangHits() === 1 && (await doneUrls()) === 3);
+    await first.proc.kill('SIGKILL');
+
+    const second = await startWorker();
+    await until(async () => hangHits() === 2, 20_000);
+    await second.proc.kill('SIGKILL');
+
+    const third = await startWorker();
+    const done = await ended(runId);
+    expect(done).toEqual(expect.objectContaining({ status: 'failed', successfulUrls: 3, failedUrls: 1 }));
+    expect(runError(done)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/\/hang: processing this URL ended a worker process twice/),
+      }),
+    );
+    expect(hangHits()).toBe(2);
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(3);
+    expect(third.proc.child.exitCode).toBeNull();
+  });
+
+  it("lets one user's slow-rate jobs hold no place while they wait, so another user's job runs at once", async () => {
+    await startWorker({ SCRAPER_CONCURRENCY: '4' });
+    const slow = await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        createJob(alice, { source: `${site.url}/page/{${n}0,${n}1}`, rate_limit: 0.01 }),
+      ),
+    );
+    const slowRuns = await Promise.all(slow.map((jobId) => run(alice, jobId)));
+    // Each stores its first page, then waits 100 minutes for its second start.
+    const parked = async () => {
+      const runs = await tdb.db.run.findMany({ where: { id: { in: slowRuns.map((r) => r.runId) } } });
+      return runs.every((r) => r.status === 'running' && r.successfulUrls === 1);
+    };
+    await until(parked);
+
+    const { runId, at } = await run(bob, await createJob(bob, { source: `${site.url}/page/99` }));
+    const done = await ended(runId);
+    expect(done.status).toBe('success');
+    expect(done.finishedAt!.getTime() - at).toBeLessThan(3_000);
+    expect(await parked()).toBe(true);
+    expect(site.hits.filter((h) => /^\/page\/\d1$/.test(h.path))).toEqual([]);
+  });
+
+  it("bounds one user's URLs in flight across the fleet, while another user's job runs beside them", async () => {
+    await startWorker({ MAX_RUNNING_URLS_PER_USER: '2' });
+    await startWorker({ MAX_RUNNING_URLS_PER_USER: '2' });
+    slowPeak = 0;
+    const jobs = await Promise.all(
+      ['a', 'b'].map((k) => createJob(alice, { source: `${site.url}/slow-user/${k}[1-6]` })),
+    );
+    const runs = await Promise.all(jobs.map((jobId) => run(alice, jobId)));
+    await until(async () => slowInFlight > 0);
+    const other = await run(bob, await createJob(bob, { source: `${site.url}/page/[1-3]` }));
+    const otherEnd = await ended(other.runId);
+    expect(otherEnd.status).toBe('success');
+    expect(otherEnd.finishedAt!.getTime() - other.at).toBeLessThan(3_000);
+    for (const { runId } of runs) expect((await ended(runId)).status).toBe('success');
+    expect(slowPeak).toBe(2);
+  });
+
+  it("hands a run of the user holding every place back to the queue when another user's run waits", async () => {
+    const { proc } = await startWorker({ SCRAPER_CONCURRENCY: '2' });
+    const long = await Promise.all(
+      [1, 2, 3].map((n) => createJob(alice, { source: `${site.url}/slow/${n}[01-40]?ms=1000` })),
+    );
+    const longRuns = await Promise.all(long.map((jobId) => run(alice, jobId)));
+    await new Promise((r) => setTimeout(r, 2_500));
+    const { runId, at } = await run(bob, await createJob(bob, { source: `${site.url}/page/7` }));
+    const done = await ended(runId);
+    expect(done.status).toBe('success');
+    expect(done.finishedAt!.getTime() - at).toBeLessThan(3_000);
+    expect(proc.logs.some((l) => String(l.msg).startsWith('handing a run back'))).toBe(true);
+    for (const { runId: longRun } of longRuns)
+      expect((await tdb.db.run.findUniqueOrThrow({ where: { id: longRun } })).status).toBe('running');
+    for (const jobId of long) expect((await alice.post(`/jobs/${jobId}/pause`)).status).toBe(200);
+  });
+
+  it('retries a run whose storage is cut mid-run and finishes it with every URL counted once, none failed', async () => {
+    const pgPort = Number(new URL(tdb.url).port || 5432);
+    const proxy = await startTcpProxy(pgPort);
+    const dbUrl = new URL(tdb.url);
+    dbUrl.port = String(proxy.port);
+    await startWorker({ DATABASE_URL: dbUrl.toString(), RUN_RETRY_DELAY_MS: '200' });
+    const jobId = await createJob(alice, { source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
+    const { runId } = await run(alice, jobId);
+    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4);
+    await proxy.refuse();
+    await new Promise((r) => setTimeout(r, 2_500));
+    await proxy.restore();
+    const done = await ended(runId, 45_000);
+    await proxy.stop();
+    expect(done).toEqual(expect.objectContaining({ status: 'success', successfulUrls: 12, failedUrls: 0 }));
+    const rows = await tdb.db.result.findMany({ where: { runId } });
+    expect(rows).toHaveLength(12);
+    expect(new Set(rows.map((r) => r.urlIndex)).size).toBe(12);
+  });
+
+  it("ends a run that keeps failing for the worker's own reasons as failed after its retries, never as the target's NETWORK_ERROR", async () => {
+    await startWorker({ RUN_RETRY_DELAY_MS: '50' });
+    const since = Date.now();
+    const jobId = await createJob(alice, { source: `${site.url}/page/[31-32]` });
+    // A stored value the API would refuse today: the rate budget's script cannot compute with it.
+    await tdb.db.job.update({ where: { id: jobId }, data: { rateLimit: 5e-324 } });
+    const { runId } = await run(alice, jobId);
+    const done = await ended(runId, 30_000);
+    expect(done.status).toBe('failed');
+    expect(runError(done)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/^The run could not go on after 5 attempts: /),
+      }),
+    );
+    const job = (await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } })) as JobModel;
+    expect(job.status).toBe('failed');
+    expect(site.hits.filter((h) => h.at >= since && /^\/page\/3[12]$/.test(h.path))).toEqual([]);
+  });
+});
