@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 
 const entry = new URL('../../../test/fixtures/sandbox-thread.ts', import.meta.url);
@@ -159,5 +163,18 @@ describe('SandboxPool', () => {
     await p.close();
     await Promise.all([busy, waiting]);
     await expect(p.run('alice', { kind: 'echo', value: 1 })).rejects.toThrow('closed');
+  });
+
+  it('keeps its process alive while a task runs, and not once its threads are idle', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'sandbox-')), 'script.mjs');
+    writeFileSync(
+      script,
+      `import { SandboxPool } from ${JSON.stringify(new URL('./index.ts', import.meta.url).href)};
+      const pool = new SandboxPool({ entry: new URL(${JSON.stringify(entry.href)}), threads: 1, timeLimitMs: 5000, memoryMb: 64 });
+      pool.run('alice', { kind: 'sleep', ms: 300 }).then((v) => console.log(v));`,
+    );
+    const child = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 10_000 });
+    expect({ out: child.stdout.trim(), err: child.stderr }).toEqual({ out: 'slept', err: '' });
+    expect(child.status).toBe(0);
   });
 });

@@ -134,6 +134,7 @@ export class SandboxPool<In, Out> {
       if (!thread) return;
       const [task] = this.#queue.splice(next, 1) as [Task];
       thread.task = task;
+      thread.worker.ref();
       const { timeLimitMs, graceMs } = this.#options;
       thread.timer = setTimeout(
         () => this.#end(thread, 'time', `exceeded its time limit of ${timeLimitMs} ms`),
@@ -174,6 +175,8 @@ export class SandboxPool<In, Out> {
       workerData,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(16, memoryMb) },
     });
+    // An idle thread never keeps its process alive; a busy one does.
+    worker.unref();
     const thread: Thread = { worker, task: null, timer: null, ending: null };
     this.#threads.add(thread);
     worker.on('message', (reply: ReplyMessage) => {
@@ -199,6 +202,7 @@ export class SandboxPool<In, Out> {
     if (thread.timer) clearTimeout(thread.timer);
     thread.timer = null;
     thread.task = null;
+    thread.worker.unref();
   }
 
   /** Ends a thread (terminating it if it still runs), fails its task, and frees its place for a new one. */
