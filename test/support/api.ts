@@ -5,6 +5,7 @@ import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability'
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from '../../apps/api/src/app.ts';
+import { QueryCompiler } from '../../apps/api/src/jobs/query-compiler.ts';
 import { JobsService, type RunDispatcher } from '../../apps/api/src/jobs/service.ts';
 import { redisKeyChanges, subscribedKeyCache } from '../../apps/api/src/keys/key-cache.ts';
 import { KeysService } from '../../apps/api/src/keys/service.ts';
@@ -18,6 +19,8 @@ export interface TestApiOptions {
   rateLimit?: number;
   proxies?: ProxyEntry[];
   adminToken?: string;
+  /** The query compiler's limits (defaults: production's). */
+  compiler?: ConstructorParameters<typeof QueryCompiler>[0];
   /** Webhook settings read by webhooksServiceFor (loopback receivers need private targets allowed). */
   webhooks?: { WEBHOOK_SECRET_KEY?: Buffer; ALLOW_PRIVATE_NETWORK_TARGETS?: boolean };
 }
@@ -55,6 +58,7 @@ export function buildTestApi(opts: TestApiOptions) {
   const jobs = new JobsService(opts.db, dispatcher, scheduler);
   const registry = createRegistry('api');
   registerQueueMetrics(registry, [runs, ticks]);
+  const compiler = new QueryCompiler(opts.compiler);
   const app = createApp(
     {
       config: {
@@ -73,6 +77,7 @@ export function buildTestApi(opts: TestApiOptions) {
       log: createLogger('api-test', 'silent'),
       registry,
       queues: [runs, ticks],
+      compiler,
     },
     jobs,
   );
@@ -94,6 +99,7 @@ export function buildTestApi(opts: TestApiOptions) {
       }),
     ),
     async close() {
+      await compiler.close();
       await runs.close().catch(() => {});
       await ticks.close().catch(() => {});
       redis.disconnect();

@@ -18,6 +18,7 @@ import { buildOpenApi } from './http/openapi.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { mountRoutes } from './http/routes.ts';
 import { parseCreateJob } from './jobs/input.ts';
+import type { QueryCompiler } from './jobs/query-compiler.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
 import { type KeyCache, redisKeyChanges } from './keys/key-cache.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   registry: Registry;
   /** Shown in the operators' dashboard. */
   queues: readonly Queue[];
+  /** Compiles job queries off the event loop. */
+  compiler: QueryCompiler;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -74,8 +77,9 @@ export function createApp(
   jobs = new JobsService(deps.db, deps.dispatcher, deps.scheduler),
 ): express.Express {
   const { config, db, redis, log } = deps;
+  const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler };
   const routes = [
-    ...jobRoutes(jobs, config.PROXY_URLS),
+    ...jobRoutes(jobs, jobRules),
     ...resultRoutes(new ResultsService(db)),
     ...webhookRoutesFor(deps),
   ];
@@ -159,7 +163,7 @@ export function createApp(
         results: new ResultsService(db),
         webhooks: webhooksServiceFor(deps),
       },
-      parseJob: (raw) => parseCreateJob(raw, config.PROXY_URLS),
+      parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
       formKey: consoleFormKey(config.WEBHOOK_SECRET_KEY),
       rateLimit: limit,
     }),

@@ -9,6 +9,7 @@ import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
+import { QueryCompiler } from './jobs/query-compiler.ts';
 import { JobsService, type RunDispatcher } from './jobs/service.ts';
 import { subscribedKeyCache } from './keys/key-cache.ts';
 import { QueueScheduler } from './schedules/scheduler.ts';
@@ -50,8 +51,9 @@ const scheduler = new QueueScheduler(ticks);
 const jobs = new JobsService(db, dispatcher, scheduler);
 const registry = createRegistry('api');
 registerQueueMetrics(registry, [runs, ticks]);
+const compiler = new QueryCompiler();
 const app = createApp(
-  { config, db, redis, keyCache, dispatcher, scheduler, log, registry, queues: [runs, ticks] },
+  { config, db, redis, keyCache, dispatcher, scheduler, log, registry, queues: [runs, ticks], compiler },
   jobs,
 );
 const tickWorker = startTickWorker(
@@ -88,7 +90,13 @@ async function shutdown(signal: string) {
     server.closeIdleConnections();
   });
   clearTimeout(deadline);
-  await Promise.allSettled([tickWorker.close(), runs.close(), ticks.close(), db.$disconnect()]);
+  await Promise.allSettled([
+    tickWorker.close(),
+    runs.close(),
+    ticks.close(),
+    compiler.close(),
+    db.$disconnect(),
+  ]);
   redis.disconnect();
   keySubscriber.disconnect();
   await db.pool.end().catch(() => {});

@@ -28,8 +28,8 @@ export interface ConsoleDeps {
   prefix: string;
   log: Logger;
   services: ConsoleServices;
-  /** The API's job validation (schema, compiling queries, globs, proxies): the same 400s. */
-  parseJob(raw: unknown): CreateJobInput;
+  /** The API's job validation (schema, compiling queries, globs, proxies) for a user: the same 400s. */
+  parseJob(raw: unknown, userId: string): Promise<CreateJobInput>;
   /**
    * Key of the sign-in form's CSRF token (at least 32 bytes): the same in every API process, so
    * a form shown by one is accepted by another.

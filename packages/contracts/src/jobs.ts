@@ -83,7 +83,7 @@ const jobFields = {
   name: trimmed(1, 200),
   source,
   queries: z.array(querySchema).min(1).max(50),
-  rate_limit: z.number().gt(0).max(6000),
+  rate_limit: z.number().min(0.001).max(6000),
   scheduling: schedulingSchema.nullable(),
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),

@@ -34,7 +34,7 @@ export interface RouteDef<B = unknown, Q = unknown> {
   /** Schema of the JSON body, for the document and for parsing unless `parseBody` is given. */
   body?: z.ZodType<B>;
   /** Replaces the plain schema parse when a body needs checks beyond the schema. */
-  parseBody?: (raw: unknown) => B;
+  parseBody?: (raw: unknown, principal: Principal) => B | Promise<B>;
   query?: z.ZodType<Q>;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handler: (input: HandlerInput<B, Q>) => Promise<Reply>;
@@ -83,7 +83,7 @@ function mountRoute(router: Router, route: RouteDef): void {
   router[route.method](expressPath(route.path), ...steps, async (req: Request, res: Response) => {
     rejectUnstorableText(req);
     const body = route.parseBody
-      ? route.parseBody(req.body)
+      ? await route.parseBody(req.body, principalOf(req))
       : route.body
         ? parseWith(route.body, req.body)
         : undefined;

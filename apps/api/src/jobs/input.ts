@@ -7,20 +7,35 @@ import {
   type UpdateJobInput,
   updateJobSchema,
 } from '@scrapejobs/contracts';
-import { compileQuery, expandGlob } from '@scrapejobs/extraction';
+import { expandGlob, type QueryType } from '@scrapejobs/extraction';
 import type { z } from 'zod';
 import { validationError } from '../errors.ts';
+import type { QueryCompiler } from './query-compiler.ts';
 
 export const MAX_SOURCE_URLS = 1000;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A compile failure at its path: `too expensive to compile (…)` as it is, a language error after `invalid <type>: `. */
+function queryMessage(type: QueryType, message: string): string {
+  if (message.startsWith('too expensive to compile')) return message;
+  return `invalid ${type}: ${message.replace(/^invalid (CSS selector|XPath|regex): /, '')}`;
+}
+
+/** What a job body is checked against beyond its schema. */
+export interface JobInputRules {
+  /** The operator's proxies, for proxy_config. */
+  proxies: readonly ProxyEntry[];
+  compiler: QueryCompiler;
+}
+
 /** Checks the schema cannot express: queries compile, names are unique, globs expand, proxies exist. */
-function semanticDetails(
+async function semanticDetails(
   raw: Record<string, unknown>,
-  proxies: readonly ProxyEntry[],
-): Record<string, string> {
+  rules: JobInputRules,
+  owner: string,
+): Promise<Record<string, string>> {
   const details: Record<string, string> = {};
   const { source, queries, proxy_config: proxy } = raw;
 
@@ -33,10 +48,11 @@ function semanticDetails(
 
   if (Array.isArray(queries)) {
     const seen = new Set<string>();
-    queries.forEach((q, i) => {
+    const compilable: { index: number; type: QueryType; query: string }[] = [];
+    queries.forEach((q, index) => {
       if (!isObject(q)) return;
       if (typeof q.name === 'string') {
-        if (seen.has(q.name)) details[`queries[${i}].name`] = `duplicate query name "${q.name}"`;
+        if (seen.has(q.name)) details[`queries[${index}].name`] = `duplicate query name "${q.name}"`;
         seen.add(q.name);
       }
       const type = q.type as (typeof QUERY_TYPES)[number];
@@ -45,13 +61,17 @@ function semanticDetails(
         typeof q.query === 'string' &&
         q.query.length > 0 &&
         q.query.length <= 2000
-      ) {
-        const compiled = compileQuery(type, q.query);
-        if (!compiled.ok) details[`queries[${i}].query`] = `invalid ${type}: ${compiled.message}`;
-      }
+      )
+        compilable.push({ index, type, query: q.query });
+    });
+    const results = await rules.compiler.compileAll(owner, compilable);
+    results.forEach((result, i) => {
+      const { index, type } = compilable[i]!;
+      if (!result.ok) details[`queries[${index}].query`] = queryMessage(type, result.message);
     });
   }
 
+  const { proxies } = rules;
   if (isObject(proxy) && proxy.enabled === true) {
     const country = typeof proxy.geo_targeting === 'string' ? proxy.geo_targeting.toUpperCase() : null;
     if (proxies.length === 0)
@@ -62,14 +82,15 @@ function semanticDetails(
   return details;
 }
 
-function parseJobBody<S extends z.ZodType>(
+async function parseJobBody<S extends z.ZodType>(
   schema: S,
   raw: unknown,
-  proxies: readonly ProxyEntry[],
-): z.output<S> {
+  rules: JobInputRules,
+  owner: string,
+): Promise<z.output<S>> {
   const parsed = schema.safeParse(raw);
   const details = {
-    ...(isObject(raw) ? semanticDetails(raw, proxies) : {}),
+    ...(isObject(raw) ? await semanticDetails(raw, rules, owner) : {}),
     ...(parsed.success ? {} : issuesToDetails(parsed.error.issues)),
   };
   if (!parsed.success || Object.keys(details).length > 0)
@@ -77,8 +98,10 @@ function parseJobBody<S extends z.ZodType>(
   return parsed.data;
 }
 
-export const parseCreateJob = (raw: unknown, proxies: readonly ProxyEntry[]): CreateJobInput =>
-  parseJobBody(createJobSchema, raw, proxies);
+/** A POST /jobs body, checked whole; `owner` is the user asking (their share of the compile threads). */
+export const parseCreateJob = (raw: unknown, rules: JobInputRules, owner: string): Promise<CreateJobInput> =>
+  parseJobBody(createJobSchema, raw, rules, owner);
 
-export const parseUpdateJob = (raw: unknown, proxies: readonly ProxyEntry[]): UpdateJobInput =>
-  parseJobBody(updateJobSchema, raw, proxies);
+/** A PUT/PATCH /jobs/{id} body, checked whole. */
+export const parseUpdateJob = (raw: unknown, rules: JobInputRules, owner: string): Promise<UpdateJobInput> =>
+  parseJobBody(updateJobSchema, raw, rules, owner);

@@ -97,6 +97,12 @@ describe('POST /jobs', () => {
     expect(res.body.queries[1]).toEqual({ name: 'b', type: 'xpath', query: '//h1/text()', join: true });
   });
 
+  it('accepts the lowest rate limit, one request in 1,000 minutes', async () => {
+    const res = await alice.post('/jobs', validJob({ rate_limit: 0.001 }));
+    expect(res.status).toBe(201);
+    expect(res.body.rate_limit).toBe(0.001);
+  });
+
   const invalid: [string, Record<string, unknown> | unknown, string][] = [
     ['name missing', { source: 'https://x.y', queries: validJob().queries }, 'name'],
     ['name blank after trimming', validJob({ name: '   ' }), 'name'],
@@ -175,6 +181,8 @@ describe('POST /jobs', () => {
     ],
     ['rate_limit zero', validJob({ rate_limit: 0 }), 'rate_limit'],
     ['rate_limit negative', validJob({ rate_limit: -1 }), 'rate_limit'],
+    ['rate_limit below 0.001', validJob({ rate_limit: 0.0009 }), 'rate_limit'],
+    ['rate_limit the smallest double', validJob({ rate_limit: 5e-324 }), 'rate_limit'],
     ['rate_limit over 6000', validJob({ rate_limit: 6001 }), 'rate_limit'],
     ['rate_limit a string', validJob({ rate_limit: '10' }), 'rate_limit'],
     ['scheduling not an object', validJob({ scheduling: 'daily' }), 'scheduling'],

@@ -1,4 +1,3 @@
-import type { ProxyEntry } from '@scrapejobs/config';
 import {
   createJobSchema,
   jobDetailSchema,
@@ -11,13 +10,13 @@ import {
 } from '@scrapejobs/contracts';
 import type { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
-import { parseCreateJob, parseUpdateJob } from './input.ts';
+import { type JobInputRules, parseCreateJob, parseUpdateJob } from './input.ts';
 import { toDetail, toRunView } from './presenter.ts';
 import type { JobsService } from './service.ts';
 
 const tag = 'Jobs';
 
-export function jobRoutes(jobs: JobsService, proxies: readonly ProxyEntry[]): RouteDef[] {
+export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
   const detail = { 200: { description: 'The job.', schema: jobDetailSchema } };
   const update = (method: 'put' | 'patch') =>
     defineRoute({
@@ -27,7 +26,7 @@ export function jobRoutes(jobs: JobsService, proxies: readonly ProxyEntry[]): Ro
       scope: 'jobs:write',
       summary: `Update a job (${method === 'put' ? 'PUT and PATCH behave the same' : 'same as PUT'}): any subset of the fields`,
       body: updateJobSchema as z.ZodType<z.output<typeof updateJobSchema>>,
-      parseBody: (raw) => parseUpdateJob(raw, proxies),
+      parseBody: (raw, principal) => parseUpdateJob(raw, rules, principal.userId),
       responses: detail,
       handler: async ({ principal, params, body }) => ({
         status: 200,
@@ -59,7 +58,7 @@ export function jobRoutes(jobs: JobsService, proxies: readonly ProxyEntry[]): Ro
       scope: 'jobs:write',
       summary: 'Create a job',
       body: createJobSchema as z.ZodType<z.output<typeof createJobSchema>>,
-      parseBody: (raw) => parseCreateJob(raw, proxies),
+      parseBody: (raw, principal) => parseCreateJob(raw, rules, principal.userId),
       responses: { 201: { description: 'The created job.', schema: jobDetailSchema } },
       handler: async ({ principal, body }) => {
         const job = await jobs.create(principal, body);

@@ -51,7 +51,7 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     if (req.body.add_row !== undefined)
       return kit.send(res, 200, jobFormPage(await kit.page(req), withExtraRow(values), {}));
     const { body, rows } = toCreateBody(values);
-    const parsed = await attempt(async () => deps.parseJob(body), [400]);
+    const parsed = await attempt(async () => deps.parseJob(body, kit.owner(req).userId), [400]);
     if (!parsed.ok)
       return kit.send(
         res,

@@ -1,0 +1,102 @@
+import request from 'supertest';
+import { buildTestApi } from '../../../../test/support/api.ts';
+import { client, validJob } from '../../../../test/support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { testPrefix } from '../../../../test/support/redis.ts';
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+const prefix = testPrefix();
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+});
+
+afterAll(async () => {
+  await api.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+const keyClient = async (email: string) =>
+  client(
+    api.app,
+    (await api.keys.create({ email, mode: 'test', scopes: ['jobs:read', 'jobs:write'], name: 'k' })).token,
+  );
+
+// Cheap to write, costly to evaluate even on the empty page a compile runs it on.
+const EXPENSIVE = 'count((1 to 100000000)[. mod 7 = 0])';
+
+/** Largest answer time of GET /health, asked every 20 ms until `done` settles. */
+async function slowestAnswerWhile(done: Promise<unknown>): Promise<{ worst: number; answers: number }> {
+  let settled = false;
+  void done.finally(() => {
+    settled = true;
+  });
+  let worst = 0;
+  let answers = 0;
+  while (!settled) {
+    const asked = performance.now();
+    expect((await request(api.app).get('/health')).status).toBe(200);
+    worst = Math.max(worst, performance.now() - asked);
+    answers++;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { worst, answers };
+}
+
+describe('compiling queries on create and update', () => {
+  it('refuses 50 expensive queries at their paths while the API answers others within 100 ms', async () => {
+    const mallory = await keyClient('mallory@example.com');
+    const queries = Array.from({ length: 50 }, (_, i) => ({
+      name: `q${i}`,
+      type: 'xpath',
+      query: EXPENSIVE,
+    }));
+    const refused = mallory.post('/jobs', validJob({ queries })).then((res) => res);
+    const { worst, answers } = await slowestAnswerWhile(refused);
+    const res = await refused;
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.details).sort()).toEqual(queries.map((_, i) => `queries[${i}].query`).sort());
+    for (const text of Object.values(res.body.details)) expect(text).toMatch(/^too expensive to compile \(/);
+    expect(answers).toBeGreaterThan(10);
+    expect(worst).toBeLessThan(100);
+  });
+
+  it("compiles another user's job at once while one user's expensive queries hold a compile thread", async () => {
+    const mallory = await keyClient('mallory2@example.com');
+    const alice = await keyClient('alice@example.com');
+    const queries = Array.from({ length: 10 }, (_, i) => ({
+      name: `q${i}`,
+      type: 'xpath',
+      query: EXPENSIVE,
+    }));
+    const refused = mallory.post('/jobs', validJob({ queries })).then((res) => res);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const created = await alice.post(
+      '/jobs',
+      validJob({ queries: [{ name: 'title', type: 'xpath', query: '//h1[@class="t"]/text()' }] }),
+    );
+    expect(created.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect((await refused).status).toBe(400);
+  });
+
+  it('refuses an expensive query on update at its path and keeps the job as it was', async () => {
+    const alice = await keyClient('alice3@example.com');
+    const job = (await alice.post('/jobs', validJob())).body;
+    const res = await alice.patch(`/jobs/${job.job_id}`, {
+      queries: [
+        { name: 'ok', type: 'css', query: 'h1' },
+        { name: 'slow', type: 'xpath', query: EXPENSIVE },
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual({
+      'queries[1].query': 'too expensive to compile (took longer than 1000 ms)',
+    });
+    expect((await alice.get(`/jobs/${job.job_id}`)).body.queries).toEqual(job.queries);
+  });
+});

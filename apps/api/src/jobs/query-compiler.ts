@@ -1,0 +1,77 @@
+import {
+  type CompileResult,
+  DEFAULT_COMPILE_TIME_LIMIT_MS,
+  type QueryType,
+  tooExpensiveToCompile,
+} from '@scrapejobs/extraction';
+import { SandboxError, SandboxPool } from '@scrapejobs/sandbox';
+
+export interface CompileTask {
+  type: QueryType;
+  query: string;
+  timeLimitMs: number;
+}
+
+export interface QueryCompilerOptions {
+  threads?: number;
+  /** One query's compilation. */
+  timeLimitMs?: number;
+  /** All the queries of one request together. */
+  budgetMs?: number;
+  memoryMb?: number;
+}
+
+/**
+ * Compiles job queries on a few threads: each query within a time limit, a request's queries
+ * within a budget, and one user's requests never on every thread at once, so that no create or
+ * update can keep the API from answering others. A query past a limit is too expensive to compile.
+ */
+export class QueryCompiler {
+  readonly #pool: SandboxPool<CompileTask, CompileResult>;
+  readonly #timeLimitMs: number;
+  readonly #budgetMs: number;
+  readonly #memoryMb: number;
+
+  constructor(options: QueryCompilerOptions = {}) {
+    this.#timeLimitMs = options.timeLimitMs ?? DEFAULT_COMPILE_TIME_LIMIT_MS;
+    this.#budgetMs = options.budgetMs ?? 5_000;
+    this.#memoryMb = options.memoryMb ?? 64;
+    this.#pool = new SandboxPool({
+      entry: new URL('./compile-thread.ts', import.meta.url),
+      threads: options.threads ?? 2,
+      timeLimitMs: this.#timeLimitMs,
+      memoryMb: this.#memoryMb,
+    });
+  }
+
+  /** Each query's result, in order; `owner` is the user whose request it is. */
+  compileAll(
+    owner: string,
+    queries: readonly { type: QueryType; query: string }[],
+  ): Promise<CompileResult[]> {
+    const budget = AbortSignal.timeout(this.#budgetMs);
+    return Promise.all(
+      queries.map(({ type, query }) =>
+        this.#pool
+          .run(owner, { type, query, timeLimitMs: this.#timeLimitMs }, { signal: budget })
+          .catch((err: unknown): CompileResult => {
+            if (budget.aborted)
+              return {
+                ok: false,
+                message: `too expensive to compile (the job's queries took longer than ${this.#budgetMs} ms in all)`,
+              };
+            if (err instanceof SandboxError && err.limit === 'memory')
+              return {
+                ok: false,
+                message: `too expensive to compile (needed more than ${this.#memoryMb} MB)`,
+              };
+            return tooExpensiveToCompile(this.#timeLimitMs);
+          }),
+      ),
+    );
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+}
