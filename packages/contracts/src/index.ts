@@ -44,6 +44,7 @@ export type {
   CreateWebhookInput,
   DeliveryStatusName,
   DeliveryView,
+  FailureCode,
   WebhookEventName,
   WebhookView,
 } from './webhooks.ts';
@@ -52,6 +53,7 @@ export {
   deliveryListSchema,
   deliverySchema,
   encodeEnvelope,
+  FAILURE_CODES,
   listDeliveriesQuerySchema,
   listWebhooksQuerySchema,
   RESEND_COMMAND,

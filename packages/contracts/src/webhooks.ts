@@ -15,8 +15,8 @@ export const resendCommandSchema = z.object({
   attempts: z.int(),
 });
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-/** `error.code` values of job.failed (contract 6). */
-const FAILURE_CODES = [
+/** `error.code` values of job.failed (contract 6): the codes a URL or a run fails with. */
+export const FAILURE_CODES = [
   'TIMEOUT',
   'HTTP_ERROR',
   'NETWORK_ERROR',
@@ -27,6 +27,7 @@ const FAILURE_CODES = [
 ] as const;
 
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
+export type FailureCode = (typeof FAILURE_CODES)[number];
 export type DeliveryStatusName = (typeof DELIVERY_STATUSES)[number];
 
 function isHttpUrl(s: string): boolean {

@@ -1,4 +1,4 @@
-import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
+import { FAILURE_CODES, type ProxyConfig, type RenderConfig } from '@scrapejobs/contracts';
 import type { JobModel, RunModel } from '@scrapejobs/db';
 import { expandGlob, type QuerySpec } from '@scrapejobs/extraction';
 import type { Logger } from '@scrapejobs/logging';
@@ -17,17 +17,6 @@ const MAX_URLS = 1000;
  */
 const MAX_HOLD_MS = 1_000;
 const PLACE_POLL_MS = 100;
-
-/** The codes a URL fails with (contract 6); any other error is the worker's own, never the target's. */
-const FAILURE_CODES = new Set([
-  'TIMEOUT',
-  'HTTP_ERROR',
-  'NETWORK_ERROR',
-  'BLOCKED_TARGET',
-  'RENDER_ERROR',
-  'PROXY_ERROR',
-  'EXTRACTION_ERROR',
-]);
 
 /**
  * Why a run's signal aborted: the API cancelled it, this worker is shutting down, this worker
@@ -57,10 +46,10 @@ export interface ExecutorDeps extends PageLoaderDeps {
   observer?: RunObserver;
 }
 
-/** The code a URL fails with, or null when the error is not about the URL (storage, a bug). */
+/** The contract code a URL fails with, or null when the error is not about the URL (storage, a bug). */
 function failureCode(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && FAILURE_CODES.has(code) ? code : null;
+  return (FAILURE_CODES as readonly unknown[]).includes(code) ? (code as string) : null;
 }
 
 /** A URL's work stopped because the run is handing itself back; whoever resumes the run redoes it. */
