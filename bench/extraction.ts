@@ -1,10 +1,13 @@
 /**
  * Extraction engine benchmark: pages per second on one thread for an ~80 KB page with 400
- * list items. Run: `pnpm exec node bench/extraction.ts [--seconds 3]`.
- * Prints a JSON summary, then a Markdown table.
+ * list items; then what the scraper worker's hand-off to its extraction threads costs per page.
+ * Run: `pnpm exec node bench/extraction.ts [--seconds 3]`.
+ * Prints a JSON summary, then Markdown tables.
  */
 import os from 'node:os';
-import { compileJob, extract, type QuerySpec } from '@scrapejobs/extraction';
+import { performance } from 'node:perf_hooks';
+import { compileJob, decodeHtml, extract, type QuerySpec } from '@scrapejobs/extraction';
+import { PageExtractor } from '../apps/scraper-worker/src/extract/extractor.ts';
 
 const ITEMS = 400;
 const secondsArg = process.argv.indexOf('--seconds');
@@ -111,8 +114,93 @@ function measure(scenario: Scenario, html: string): Result {
   };
 }
 
+interface HandOff {
+  scenario: string;
+  way: string;
+  pagesPerSecond: number;
+  msPerPage: { mean: number; p50: number; p95: number };
+  /** Time this thread's event loop was busy, per page: what the hand-off leaves on it. */
+  eventLoopMsPerPage: number;
+}
+
+/** Pages/s and per-page times of `one()` run back to back for MEASURE_MS, `inFlight` at a time. */
+async function timeLoop(
+  one: () => unknown,
+  inFlight: number,
+): Promise<HandOff['msPerPage'] & { pps: number; loop: number }> {
+  const warmupEnd = performance.now() + WARMUP_MS;
+  while (performance.now() < warmupEnd) await one();
+  const samples: number[] = [];
+  const elu = performance.eventLoopUtilization();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() - start < MEASURE_MS) {
+        const before = performance.now();
+        await one();
+        samples.push(performance.now() - before);
+        // One turn of the event loop per page, as a worker's would take, so that its busy time is measured.
+        await new Promise((r) => setImmediate(r));
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const busy = performance.eventLoopUtilization(elu).active;
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  const round = (n: number) => Math.round(n * 100) / 100;
+  const pps = samples.length / (elapsed / 1000);
+  return {
+    pps: round(pps),
+    mean: round(1000 / pps),
+    p50: round(at(0.5)),
+    p95: round(at(0.95)),
+    loop: Math.round((busy / samples.length) * 1000) / 1000,
+  };
+}
+
+/**
+ * The worker's work per page before and after extraction moved to threads: decode the fetched
+ * bytes, extract, serialise each record, on this thread; then the same through PageExtractor
+ * (the body moves to a thread, rows come back as JSON text), one page at a time and eight.
+ */
+async function measureHandOff(scenario: Scenario, html: string, threads: number): Promise<HandOff[]> {
+  const job = compileJob(scenario.queries);
+  const inProcess = await timeLoop(
+    () => extract(job, decodeHtml(Buffer.from(html), 'text/html')).map((r) => JSON.stringify(r)),
+    1,
+  );
+  const extractor = new PageExtractor({ threads, timeLimitMs: 5_000, memoryMb: 256 });
+  const task = () =>
+    extractor.extract('bench', {
+      key: scenario.name,
+      queries: scenario.queries,
+      page: { body: Buffer.from(html), contentType: 'text/html' },
+    });
+  const one = await timeLoop(task, 1);
+  const eight = await timeLoop(task, 8);
+  await extractor.close();
+  const row = (way: string, t: typeof one): HandOff => ({
+    scenario: scenario.name,
+    way,
+    pagesPerSecond: t.pps,
+    msPerPage: { mean: t.mean, p50: t.p50, p95: t.p95 },
+    eventLoopMsPerPage: t.loop,
+  });
+  return [
+    row('on the event loop (before)', inProcess),
+    row('through the sandbox, 1 page at a time', one),
+    row(`through the sandbox, 8 in flight, ${threads} threads`, eight),
+  ];
+}
+
 const html = makePage(ITEMS);
 const results = scenarios.map((scenario) => measure(scenario, html));
+// The worker's default EXTRACTION_THREADS; one user's pages get all of them but one.
+const workerThreads = Math.max(2, Math.min(8, os.availableParallelism()));
+const handOffs: HandOff[] = [];
+for (const scenario of scenarios.filter((s) => s.name.startsWith('css') || s.name.startsWith('mixed')))
+  handOffs.push(...(await measureHandOff(scenario, html, workerThreads)));
 const summary = {
   page: { bytes: Buffer.byteLength(html), items: ITEMS },
   node: process.version,
@@ -122,6 +210,7 @@ const summary = {
   warmupMs: WARMUP_MS,
   measureMs: MEASURE_MS,
   results,
+  handOffs,
 };
 console.log(JSON.stringify(summary, null, 2));
 console.log('\n| scenario | pages/s | ms/page (mean) | p50 ms | p95 ms | records/page | target |');
@@ -132,3 +221,9 @@ for (const r of results) {
     `| ${r.scenario} | ${r.pagesPerSecond} | ${r.msPerPage.mean} | ${r.msPerPage.p50} | ${r.msPerPage.p95} | ${r.recordsPerPage} | ${target} |`,
   );
 }
+console.log('\n| scenario | way | pages/s | ms/page (mean) | p50 ms | p95 ms | event loop ms/page |');
+console.log('|---|---|---:|---:|---:|---:|---:|');
+for (const h of handOffs)
+  console.log(
+    `| ${h.scenario} | ${h.way} | ${h.pagesPerSecond} | ${h.msPerPage.mean} | ${h.msPerPage.p50} | ${h.msPerPage.p95} | ${h.eventLoopMsPerPage} |`,
+  );

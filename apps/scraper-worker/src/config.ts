@@ -26,7 +26,7 @@ export const workerEnvSchema = z.object({
   /** Heap of one extraction thread; a page past it fails and its thread is replaced. */
   EXTRACTION_MEMORY_MB: envInt(16, 16_384).default(256),
   /** Threads that extract pages, off the event loop; one user's pages never hold them all. */
-  EXTRACTION_THREADS: envInt(1, 64).default(Math.min(8, availableParallelism() + 1)),
+  EXTRACTION_THREADS: envInt(1, 64).default(Math.max(2, Math.min(8, availableParallelism()))),
   /** URLs of one user in flight across the whole fleet. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
   /** How long a worker lets runs hand themselves back on SIGTERM before it exits. */
