@@ -139,16 +139,23 @@ async function healthWhile(port: number, done: Promise<unknown>): Promise<number
 }
 
 describe('isolation between users on shared scraper workers', () => {
-  it("fails a page whose css query outruns the time limit, while /health answers within 1 s and another user's run keeps its pace", async () => {
+  it("fails pages whose css or XPath query outruns the time limit, while /health answers within 1 s and another user's run keeps its pace", async () => {
     const { port } = await startWorker({ EXTRACTION_TIME_LIMIT_MS: '2000' });
-    const hostileJob = await createJob(alice, {
+    const hostileCss = await createJob(alice, {
       source: `${site.url}/nested-200/[1-3]`,
       queries: [{ name: 'deep', type: 'css', query: 'x div div div div div div' }],
     });
+    // Nothing to iterate on the empty page it is compiled against; 8 million steps on 200 divs.
+    const hostileXPath = await createJob(alice, {
+      source: `${site.url}/nested-200/x`,
+      queries: [
+        { name: 'cube', type: 'xpath', query: 'count(for $a in //div, $b in //div, $c in //div return 1)' },
+      ],
+    });
     const normalJob = await createJob(bob, { source: `${site.url}/page/[1-5]` });
-    const hostileRun = await run(alice, hostileJob);
+    const hostileRuns = [await run(alice, hostileCss), await run(alice, hostileXPath)];
     await until(async () => site.hits.some((h) => h.path.startsWith('/nested-200')));
-    const hostileEnd = ended(hostileRun.runId);
+    const hostileEnd = Promise.all(hostileRuns.map((r) => ended(r.runId)));
     const worst = healthWhile(port, hostileEnd);
 
     const normalRun = await run(bob, normalJob);
@@ -157,12 +164,18 @@ describe('isolation between users on shared scraper workers', () => {
     expect(normal.resultsCount).toBe(5);
     expect(normal.finishedAt!.getTime() - normalRun.at).toBeLessThan(2_500);
 
-    const failed = await hostileEnd;
-    expect(failed).toEqual(expect.objectContaining({ status: 'failed', failedUrls: 3, successfulUrls: 0 }));
-    expect(runError(failed)).toEqual(
+    const [css, xpath] = await hostileEnd;
+    expect(css).toEqual(expect.objectContaining({ status: 'failed', failedUrls: 3, successfulUrls: 0 }));
+    expect(runError(css!)).toEqual(
       expect.objectContaining({
         code: 'EXTRACTION_ERROR',
-        message: expect.stringMatching(/time limit of 2000 ms/),
+        message: expect.stringMatching(/time limit of 2000 ms \(css query "deep" was running\)/),
+      }),
+    );
+    expect(runError(xpath!)).toEqual(
+      expect.objectContaining({
+        code: 'EXTRACTION_ERROR',
+        message: expect.stringMatching(/time limit of 2000 ms \(xpath query "cube" was running\)/),
       }),
     );
     expect(await worst).toBeLessThan(1_000);
