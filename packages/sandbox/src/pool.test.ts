@@ -44,7 +44,7 @@ describe('SandboxPool', () => {
       [1, 2, 3, 4].map((n) => p.run(`user${n}`, { kind: 'echo', value: { n } })),
     );
     expect(values).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
-    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 2 });
+    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 2, started: 2 });
   });
 
   it('terminates a thread past its time limit while this thread keeps turning, then serves the next task', async () => {
@@ -109,12 +109,34 @@ describe('SandboxPool', () => {
     const first = p.run('alice', { kind: 'spin' }, { signal: running.signal });
     const second = p.run('alice', { kind: 'echo', value: 2 }, { signal: queued.signal });
     const third = p.run('alice', { kind: 'echo', value: 3 });
-    expect(p.stats()).toEqual({ busy: 1, queued: 2, threads: 1 });
+    expect(p.stats()).toEqual({ busy: 1, queued: 2, threads: 1, started: 1 });
     queued.abort(new Error('not needed'));
     await expect(second).rejects.toThrow('not needed');
     running.abort(new Error('paused'));
     await expect(first).rejects.toThrow('paused');
     expect(await third).toBe(3);
+  });
+
+  it('ends a whole queue sharing one aborted signal without starting a thread for any of them', async () => {
+    const ended: string[] = [];
+    const p = new SandboxPool<unknown, unknown>({
+      entry,
+      threads: 1,
+      timeLimitMs: 10_000,
+      memoryMb: 64,
+      onThreadEnd: (limit) => ended.push(limit),
+    });
+    pools.push(p);
+    await p.run('alice', { kind: 'echo', value: 'warm' });
+    const budget = new AbortController();
+    const all = Array.from({ length: 20 }, () =>
+      p.run('alice', { kind: 'spin' }, { signal: budget.signal }).catch((e: Error) => e.message),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    budget.abort(new Error('over budget'));
+    expect(await Promise.all(all)).toEqual(Array(20).fill('over budget'));
+    // The thread of the running one was ended; none was started for the others.
+    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 0, started: 1 });
   });
 
   it('runs no more tasks at once than it has threads', async () => {
@@ -123,7 +145,7 @@ describe('SandboxPool', () => {
       ['alice', 'bob', 'carol'].map((owner) => p.run(owner, { kind: 'sleep', ms: 200 })),
     );
     await new Promise((r) => setTimeout(r, 50));
-    expect(p.stats()).toEqual({ busy: 2, queued: 1, threads: 2 });
+    expect(p.stats()).toEqual({ busy: 2, queued: 1, threads: 2, started: 2 });
     expect(await all).toEqual(['slept', 'slept', 'slept']);
   });
 
@@ -131,7 +153,7 @@ describe('SandboxPool', () => {
     const p = pool({ threads: 3, timeLimitMs: 10_000 });
     const slow = [1, 2, 3, 4].map(() => p.run('alice', { kind: 'sleep', ms: 600 }));
     await new Promise((r) => setTimeout(r, 50));
-    expect(p.stats()).toEqual({ busy: 2, queued: 2, threads: 2 });
+    expect(p.stats()).toEqual({ busy: 2, queued: 2, threads: 2, started: 2 });
     const started = Date.now();
     expect(await p.run('bob', { kind: 'echo', value: 'bob' })).toBe('bob');
     expect(Date.now() - started).toBeLessThan(400);

@@ -74,17 +74,18 @@ export class SandboxPool<In, Out> {
     Pick<SandboxPoolOptions, 'workerData' | 'onThreadEnd'>;
   readonly #threads = new Set<Thread>();
   readonly #queue: Task[] = [];
+  #started = 0;
   #closed = false;
 
   constructor(options: SandboxPoolOptions) {
     this.#options = { graceMs: 1_000, ...options };
   }
 
-  /** Threads running a task, tasks waiting for one, and threads in all. */
-  stats(): { busy: number; queued: number; threads: number } {
+  /** Threads running a task, tasks waiting for one, threads in all, and threads started so far. */
+  stats(): { busy: number; queued: number; threads: number; started: number } {
     let busy = 0;
     for (const thread of this.#threads) if (thread.task) busy++;
-    return { busy, queued: this.#queue.length, threads: this.#threads.size };
+    return { busy, queued: this.#queue.length, threads: this.#threads.size, started: this.#started };
   }
 
   /** Runs one of `owner`'s tasks on a free thread; an abort takes it off the queue or ends its thread. */
@@ -146,6 +147,9 @@ export class SandboxPool<In, Out> {
 
   /** Index of the queued task to run next, or -1 when none may run now. */
   #nextTask(): number {
+    // Tasks sharing one signal abort one by one: one whose abort has not been handled yet must not
+    // take the thread an earlier one just freed (a new thread for each, ended at once).
+    for (const task of this.#queue.filter((t) => t.signal?.aborted)) this.#abort(task);
     const running = new Map<string, number>();
     for (const thread of this.#threads) {
       if (thread.task) running.set(thread.task.owner, (running.get(thread.task.owner) ?? 0) + 1);
@@ -171,6 +175,7 @@ export class SandboxPool<In, Out> {
 
   #spawn(): Thread {
     const { entry, memoryMb, workerData } = this.#options;
+    this.#started++;
     const worker = new Worker(entry, {
       workerData,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(16, memoryMb) },
