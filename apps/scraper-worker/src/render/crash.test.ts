@@ -60,3 +60,23 @@ test('close() fails renders in flight with a retryable RENDER_ERROR and stops Ch
   await expect(render('/after-close')).rejects.toMatchObject({ code: 'RENDER_ERROR' });
   await until(() => chromiumChildren().length === 0);
 });
+
+test('close() while the browser is being restarted after a crash leaves no Chromium behind', async () => {
+  const restarting = await Renderer.start({ concurrency: 2, executablePath: CHROMIUM, allowPrivate: true });
+  const renderOn = (path: string) =>
+    restarting
+      .render({ url: `${server.origin}${path}`, waitStrategy: 'load', waitTimeoutMs: 10_000 })
+      .catch((e: unknown) => e);
+  await renderOn('/warm-2');
+  const [pid] = chromiumChildren();
+  const inFlight = renderOn('/slow-d?ms=1500');
+  await until(() => restarting.stats().busy === 1);
+  process.kill(pid as number, 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 50)); // the crash is seen and the repair begins
+  await restarting.close();
+  await inFlight;
+  await until(() => chromiumChildren().length === 0);
+  // A repair that was still launching must not bring one back after close.
+  await new Promise((r) => setTimeout(r, 3_000));
+  expect(chromiumChildren()).toEqual([]);
+});

@@ -43,14 +43,32 @@ const TASK_BACKSTOP_MS = 150_000;
 /** A render whose browser crashes under it runs once more on the restarted browser. */
 const CRASH_ATTEMPTS = 2;
 
-/** Counts launches so that restarts after crashes are visible in stats(). */
+/**
+ * Launches Chromium for the cluster, first and after crashes (its repair). Counts launches, so
+ * restarts show in stats(), and owns every browser it launched: once closed it launches none,
+ * and closes any that a repair still in progress brings up, so no Chromium outlives the renderer.
+ */
 class CountingLauncher {
   launches = 0;
+  readonly #browsers = new Set<Browser>();
+  #closed = false;
 
   async launch(options: LaunchOptions): Promise<Browser> {
+    if (this.#closed) throw new Error('the renderer is closed');
     const browser = await puppeteer.launch(options);
     this.launches += 1;
+    this.#browsers.add(browser);
+    browser.once('disconnected', () => this.#browsers.delete(browser));
+    if (this.#closed) {
+      await browser.close().catch(() => {});
+      throw new Error('the renderer is closed');
+    }
     return browser;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#browsers].map((browser) => browser.close().catch(() => {})));
   }
 }
 
@@ -133,6 +151,7 @@ export class Renderer {
     const closed = new RenderError('RENDER_ERROR', 'The renderer was closed.', { retryable: true });
     for (const fail of this.#pending) fail(closed);
     await this.#parts.cluster.close().catch(() => {});
+    await this.#parts.launcher.close();
     await this.#parts.proxy.close();
   }
 

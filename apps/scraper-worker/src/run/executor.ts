@@ -249,22 +249,20 @@ class RunExecution {
       if (reason === 'shutdown' || reason === 'yield') return { handBackAt: Date.now() };
       if (reason === 'lost') return 'lost';
       await store.settleCancelled(runId);
-      await leases.forget(runId);
       observer?.run('cancelled', seconds());
       this.#log.info('run cancelled');
+      await leases.forget(runId);
       return 'cancelled';
     }
     if (this.#handBackAt !== null && !this.#timeout.aborted)
       return { handBackAt: Math.min(this.#handBackAt, this.#deadline) };
     const ended = await store.finish(runId, this.#timeout.aborted ? this.#timedOut() : null);
+    if (ended) {
+      observer?.run(ended.status, seconds());
+      this.#log.info(ended, 'run finished');
+    } else this.#log.info('run finished elsewhere or cancelled meanwhile');
     await leases.forget(runId);
-    if (!ended) {
-      this.#log.info('run finished elsewhere or cancelled meanwhile');
-      return 'cancelled';
-    }
-    observer?.run(ended.status, seconds());
-    this.#log.info(ended, 'run finished');
-    return 'finished';
+    return ended ? 'finished' : 'cancelled';
   }
 
   #timedOut(): RunFailure {
