@@ -12,15 +12,12 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { listJobsQuerySchema } from '@scrapejobs/contracts';
 import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
+import { hashToken, JobsService, KeysService, toDetail, toListItem } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { hashToken } from '../apps/api/src/http/auth.ts';
 import { parseCreateJob } from '../apps/api/src/jobs/input.ts';
-import { toDetail, toListItem } from '../apps/api/src/jobs/presenter.ts';
 import { QueryCompiler } from '../apps/api/src/jobs/query-compiler.ts';
-import { JobsService } from '../apps/api/src/jobs/service.ts';
-import { KeysService } from '../apps/api/src/keys/service.ts';
 
 const requireFromLogging = createRequire(new URL('../packages/logging/package.json', import.meta.url));
 const { values: args } = parseArgs({ options: { ops: { type: 'string', default: '4000' } } });

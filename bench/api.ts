@@ -49,10 +49,10 @@ import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyMigrations, createDatabase } from '@scrapejobs/db';
+import { KeysService } from '@scrapejobs/domain';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { KeysService } from '../apps/api/src/keys/service.ts';
 import { freePort } from '../test/support/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -30,9 +30,9 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
+import { KeysService } from '@scrapejobs/domain';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { KeysService } from '../apps/api/src/keys/service.ts';
 import { freePort } from '../test/support/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

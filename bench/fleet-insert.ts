@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createDatabase, newId } from '@scrapejobs/db';
-import { type PageRows, RunStore } from '../apps/scraper-worker/src/run/store.ts';
+import { type PageRows, RunStore } from '@scrapejobs/domain';
 import { cpuMsOf, createBenchDatabase, round2 } from './support.ts';
 
 const { values: args } = parseArgs({

@@ -1,6 +1,7 @@
 // No request can make a real API process stop answering others: its event loop is measured from
 // inside (its own event-loop delay, from /metrics) while another user's expensive create runs.
-import { KeysService } from '../../apps/api/src/keys/service.ts';
+
+import { KeysService } from '@scrapejobs/domain';
 import { validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { type Proc, startApp } from '../support/processes.ts';

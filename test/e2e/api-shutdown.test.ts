@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { newId } from '@scrapejobs/db';
-import { KeysService } from '../../apps/api/src/keys/service.ts';
+import { KeysService } from '@scrapejobs/domain';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startApp } from '../support/processes.ts';
 import { REDIS_URL, testPrefix } from '../support/redis.ts';

@@ -1,15 +1,19 @@
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { Database } from '@scrapejobs/db';
+import {
+  JobsService,
+  KeysService,
+  QueueScheduler,
+  type RunDispatcher,
+  redisKeyChanges,
+  subscribedKeyCache,
+} from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { createApp } from '../../apps/api/src/app.ts';
 import { QueryCompiler } from '../../apps/api/src/jobs/query-compiler.ts';
-import { JobsService, type RunDispatcher } from '../../apps/api/src/jobs/service.ts';
-import { redisKeyChanges, subscribedKeyCache } from '../../apps/api/src/keys/key-cache.ts';
-import { KeysService } from '../../apps/api/src/keys/service.ts';
-import { QueueScheduler } from '../../apps/api/src/schedules/scheduler.ts';
 import { REDIS_URL } from './redis.ts';
 
 export interface TestApiOptions {

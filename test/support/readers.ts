@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import XLSX from 'xlsx';
-import { ADMIN_URL, urlFor } from '../../../../test/support/database.ts';
+import { ADMIN_URL, urlFor } from './database.ts';
 
 export type Table = { columns: string[]; rows: (string | null)[][] };
 

@@ -1,9 +1,9 @@
 // Test fixtures: the real API on a private database, with runs and results written straight into it.
 import { type Database, newId, type RunStatus } from '@scrapejobs/db';
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { buildTestApi } from './api.ts';
+import { client, validJob } from './client.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { testPrefix } from './redis.ts';
 
 export type Client = ReturnType<typeof client>;
 

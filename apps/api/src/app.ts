@@ -2,6 +2,16 @@ import { hkdfSync, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { consoleRouter } from '@scrapejobs/console';
 import type { Database } from '@scrapejobs/db';
+import {
+  AppError,
+  JobsService,
+  type KeyCache,
+  KeysService,
+  ResultsService,
+  type RunDispatcher,
+  redisKeyChanges,
+  type Scheduler,
+} from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Histogram, type Registry } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY } from '@scrapejobs/outbound';
@@ -9,7 +19,6 @@ import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
-import { AppError } from './errors.ts';
 import { adminRoutes } from './http/admin.ts';
 import { resolveAuth } from './http/auth.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -20,12 +29,7 @@ import { mountRoutes } from './http/routes.ts';
 import { parseCreateJob } from './jobs/input.ts';
 import type { QueryCompiler } from './jobs/query-compiler.ts';
 import { jobRoutes } from './jobs/routes.ts';
-import { JobsService, type RunDispatcher } from './jobs/service.ts';
-import { type KeyCache, redisKeyChanges } from './keys/key-cache.ts';
-import { KeysService } from './keys/service.ts';
 import { resultRoutes } from './results/routes.ts';
-import { ResultsService } from './results/service.ts';
-import type { Scheduler } from './schedules/scheduler.ts';
 import { webhookRoutesFor, webhooksServiceFor } from './webhooks/routes.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase } from '@scrapejobs/db';
+import { JobsService, QueueScheduler, type RunDispatcher, subscribedKeyCache } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
 import { createQueue, runCancelChannel } from '@scrapejobs/queues';
@@ -10,9 +11,6 @@ import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
-import { JobsService, type RunDispatcher } from './jobs/service.ts';
-import { subscribedKeyCache } from './keys/key-cache.ts';
-import { QueueScheduler } from './schedules/scheduler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
 const config = loadApiConfig(process.env);

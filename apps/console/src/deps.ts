@@ -1,14 +1,10 @@
 import type { CreateJobInput } from '@scrapejobs/contracts';
 import type { Database } from '@scrapejobs/db';
+import type { JobsService, KeysService, ResultsService, WebhooksService } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-// Types only: the API passes its own service instances in, so the console has no runtime
-// dependency on the API's modules and follows exactly the API's rules.
-import type { JobsService } from '../../api/src/jobs/service.ts';
-import type { KeysService } from '../../api/src/keys/service.ts';
-import type { ResultsService } from '../../api/src/results/service.ts';
-import type { WebhooksService } from '../../api/src/webhooks/service.ts';
+// The API passes its own service instances in: the console follows exactly the API's rules.
 
 export interface ConsoleServices {
   keys: Pick<KeysService, 'create' | 'list' | 'revoke' | 'regenerate'>;
@@ -41,8 +37,4 @@ export interface ConsoleDeps {
   secureCookies?: boolean;
 }
 
-export type Owner = { userId: string; mode: 'test' | 'live' };
-
-export type { KeyView } from '../../api/src/keys/service.ts';
-export type { StoredResult } from '../../api/src/results/service.ts';
-export type { DeliveryRow, WebhookRow } from '../../api/src/webhooks/presenter.ts';
+export type { DeliveryRow, KeyView, Owner, StoredResult, WebhookRow } from '@scrapejobs/domain';

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
+import { RunStore, requeueLostRuns } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import {
   Counter,
@@ -19,8 +20,6 @@ import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
 import { type ExecutorDeps, executeRun, type StopReason } from './run/executor.ts';
 import { runsToHandBack } from './run/fairness.ts';
-import { RunStore } from './run/store.ts';
-import { requeueLostRuns } from './run/sweep.ts';
 import { UrlLeases } from './run/url-leases.ts';
 
 const config = loadWorkerConfig(process.env);

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@scrapejobs/db';
+import { DeliveryStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { SecretBox } from '@scrapejobs/outbound';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
 import { DeliveryAttemptError, DeliveryProcessor } from './delivery.ts';
 import type { PostResult } from './http-post.ts';
-import { DeliveryStore } from './store.ts';
 
 // The processor against a real database, with a recording poster instead of HTTP.
 let tdb: TestDatabase;

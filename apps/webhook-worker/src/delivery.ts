@@ -1,13 +1,11 @@
 import { newId } from '@scrapejobs/db';
+import { type DeliveryStore, priorAttempts, RESEND_JOB } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type { Payload } from '@scrapejobs/queues';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import { RESEND_JOB } from './fan-out.ts';
 import type { PostResult } from './http-post.ts';
 import { deliveryHeaders } from './signing.ts';
-import type { DeliveryStore } from './store.ts';
-import { priorAttempts } from './sweep.ts';
 
 export interface Poster {
   post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;

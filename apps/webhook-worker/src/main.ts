@@ -1,5 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
+import {
+  DeliveryStore,
+  LostDeliverySweep,
+  OutboxFanOut,
+  pruneEvents,
+  startFanOutLoop,
+} from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import {
   Counter,
@@ -16,11 +23,7 @@ import { Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { loadWebhookWorkerConfig } from './config.ts';
 import { DeliveryProcessor, retryBackoff } from './delivery.ts';
-import { OutboxFanOut, startFanOutLoop } from './fan-out.ts';
 import { WebhookPoster } from './http-post.ts';
-import { pruneEvents } from './prune.ts';
-import { DeliveryStore } from './store.ts';
-import { LostDeliverySweep } from './sweep.ts';
 
 const config = loadWebhookWorkerConfig(process.env);
 const log = createLogger('webhook-worker', config.LOG_LEVEL);

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TEST_EVENT } from '@scrapejobs/contracts';
 import { newId, type Prisma } from '@scrapejobs/db';
+import { DeliveryStore, LostDeliverySweep, OutboxFanOut } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { SecretBox } from '@scrapejobs/outbound';
 import { catalog, createQueue } from '@scrapejobs/queues';
@@ -11,10 +12,7 @@ import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
 import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
 import { DeliveryProcessor, retryBackoff } from './delivery.ts';
-import { OutboxFanOut } from './fan-out.ts';
 import { WebhookPoster } from './http-post.ts';
-import { DeliveryStore } from './store.ts';
-import { LostDeliverySweep } from './sweep.ts';
 
 // Real PostgreSQL and Redis, a BullMQ worker in this process and a receiver on 127.0.0.1.
 const DELAYS = [60_000, 300_000, 1_800_000, 7_200_000, 86_400_000];

@@ -3,11 +3,9 @@
 import { parseArgs } from 'node:util';
 import { commonEnv, parseConfig } from '@scrapejobs/config';
 import { createDatabase } from '@scrapejobs/db';
+import { AppError, KEY_CACHE_TTL_MS, KeysService, parseScopes, redisKeyChanges } from '@scrapejobs/domain';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { AppError } from '../errors.ts';
-import { KEY_CACHE_TTL_MS, redisKeyChanges } from '../keys/key-cache.ts';
-import { KeysService, parseScopes } from '../keys/service.ts';
 
 const USAGE = `usage:
   keys create --user <email> [--mode test|live] [--scopes jobs:read,jobs:write,webhooks:read,webhooks:write] [--name label]

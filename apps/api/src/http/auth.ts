@@ -1,22 +1,14 @@
-import { createHash } from 'node:crypto';
 import type { Database, Mode } from '@scrapejobs/db';
+import {
+  forbidden,
+  hashToken,
+  type KeyCache,
+  type Principal,
+  type Scope,
+  TOKEN_FORMAT,
+  unauthorized,
+} from '@scrapejobs/domain';
 import type { NextFunction, Request, Response } from 'express';
-import { forbidden, unauthorized } from '../errors.ts';
-import type { KeyCache } from '../keys/key-cache.ts';
-
-export const SCOPES = ['jobs:read', 'jobs:write', 'webhooks:read', 'webhooks:write'] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export const TOKEN_FORMAT = /^sk_(live|test)_[A-Za-z0-9]{24,64}$/;
-
-export interface Principal {
-  keyId: string;
-  userId: string;
-  mode: Mode;
-  scopes: readonly string[];
-}
-
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 type AuthOutcome = { principal: Principal } | { failure: string };
 

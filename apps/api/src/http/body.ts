@@ -1,5 +1,5 @@
+import { AppError, validationError } from '@scrapejobs/domain';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, validationError } from '../errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

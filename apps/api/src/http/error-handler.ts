@@ -1,7 +1,7 @@
 import { isDatabaseUnavailable } from '@scrapejobs/db';
+import { AppError, notFound, unavailable, validationError } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, notFound, unavailable, validationError } from '../errors.ts';
 
 const REDIS_DOWN =
   /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Command timed out|MaxRetriesPerRequest|enableOfflineQueue/i;

@@ -6,7 +6,7 @@ import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
-import { seedRun } from '../results/fixtures.ts';
+import { seedRun } from '../../../../test/support/results.ts';
 import { errorHandler } from './error-handler.ts';
 
 // Contract 16: no request input gets a 500.

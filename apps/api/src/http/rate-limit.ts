@@ -1,6 +1,6 @@
+import { AppError } from '@scrapejobs/domain';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
-import { AppError } from '../errors.ts';
 
 const WINDOW_MS = 60_000;
 

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { issuesToDetails, unstorableText } from '@scrapejobs/contracts';
+import { AppError, type Principal, type Scope, validationError } from '@scrapejobs/domain';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
-import { AppError, validationError } from '../errors.ts';
-import { type Principal, principalOf, requireScope, type Scope } from './auth.ts';
+import { principalOf, requireScope } from './auth.ts';
 import { jsonBody } from './body.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -7,9 +7,9 @@ import {
   type UpdateJobInput,
   updateJobSchema,
 } from '@scrapejobs/contracts';
+import { validationError } from '@scrapejobs/domain';
 import { expandGlob, type QueryType } from '@scrapejobs/extraction';
 import type { z } from 'zod';
-import { validationError } from '../errors.ts';
 import type { QueryCompiler } from './query-compiler.ts';
 
 export const MAX_SOURCE_URLS = 1000;

@@ -1,9 +1,9 @@
+import type { Scope } from '@scrapejobs/domain';
 import type { Express } from 'express';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
-import type { Scope } from '../http/auth.ts';
 
 let tdb: TestDatabase;
 let api: ReturnType<typeof buildTestApi>;

@@ -8,11 +8,10 @@ import {
   runListSchema,
   updateJobSchema,
 } from '@scrapejobs/contracts';
+import { type JobsService, toDetail, toRunView } from '@scrapejobs/domain';
 import type { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
 import { type JobInputRules, parseCreateJob, parseUpdateJob } from './input.ts';
-import { toDetail, toRunView } from './presenter.ts';
-import type { JobsService } from './service.ts';
 
 const tag = 'Jobs';
 

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { TOKEN_FORMAT } from '@scrapejobs/domain';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { until } from '../../../../test/support/processes.ts';
 import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
-import { TOKEN_FORMAT } from '../http/auth.ts';
 
 const run = promisify(execFile);
 const CLI = new URL('../cli/keys.ts', import.meta.url).pathname;

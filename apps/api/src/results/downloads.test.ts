@@ -2,8 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '@scrapejobs/db';
 import type { Response } from 'supertest';
-import { createJob, type Fixture, type SeedRecord, seedRun, startFixture } from './fixtures.ts';
-import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from './readers.ts';
+import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from '../../../../test/support/readers.ts';
+import {
+  createJob,
+  type Fixture,
+  type SeedRecord,
+  seedRun,
+  startFixture,
+} from '../../../../test/support/results.ts';
 
 let f: Fixture;
 let job: string;

@@ -6,7 +6,7 @@ import {
   type SeedRecord,
   seedRun,
   startFixture,
-} from './fixtures.ts';
+} from '../../../../test/support/results.ts';
 
 let f: Fixture;
 

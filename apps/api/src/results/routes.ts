@@ -1,7 +1,6 @@
 import { downloadQuerySchema, listResultsQuerySchema, resultListSchema } from '@scrapejobs/contracts';
+import { type ResultsService, toResultView } from '@scrapejobs/domain';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
-import { toResultView } from './presenter.ts';
-import type { ResultsService } from './service.ts';
 
 const tag = 'Results';
 

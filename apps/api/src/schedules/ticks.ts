@@ -1,13 +1,10 @@
 import type { Scheduling } from '@scrapejobs/contracts';
 import type { Database, Mode } from '@scrapejobs/db';
+import { AppError, type JobsService, nextRunAt, type Scheduler } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Counter, type Registry } from '@scrapejobs/observability';
 import { catalog } from '@scrapejobs/queues';
 import { type ConnectionOptions, Worker } from 'bullmq';
-import { AppError } from '../errors.ts';
-import type { JobsService } from '../jobs/service.ts';
-import { nextRunAt } from './cron.ts';
-import type { Scheduler } from './scheduler.ts';
 
 export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
 

@@ -8,13 +8,12 @@ import {
   webhookSchema,
 } from '@scrapejobs/contracts';
 import type { Database } from '@scrapejobs/db';
+import { toDeliveryView, toWebhookView, WebhooksService } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import type { z } from 'zod';
 import type { ApiConfig } from '../config.ts';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
-import { toDeliveryView, toWebhookView } from './presenter.ts';
-import { WebhooksService } from './service.ts';
 
 const tag = 'Webhooks';
 

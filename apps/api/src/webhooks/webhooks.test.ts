@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type AppError, WebhooksService } from '@scrapejobs/domain';
 import { DEVELOPMENT_SECRET_KEY, type Resolve, SecretBox } from '@scrapejobs/outbound';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -6,8 +7,6 @@ import { buildTestApi } from '../../../../test/support/api.ts';
 import { client } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
-import type { AppError } from '../errors.ts';
-import { WebhooksService } from './service.ts';
 
 let tdb: TestDatabase;
 let api: ReturnType<typeof buildTestApi>;

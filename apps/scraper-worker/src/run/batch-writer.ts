@@ -1,4 +1,4 @@
-import type { PageRows, RunStore, UrlOutcome } from './store.ts';
+import type { PageRows, RunStore, UrlOutcome } from '@scrapejobs/domain';
 
 const BATCH_ROWS = 500;
 // Records can be large (up to 16 MiB of values a page): a batch also goes out once it holds this

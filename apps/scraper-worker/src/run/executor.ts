@@ -1,12 +1,12 @@
 import { FAILURE_CODES, type ProxyConfig, type RenderConfig } from '@scrapejobs/contracts';
 import type { JobModel, RunModel } from '@scrapejobs/db';
+import type { RunFailure, RunStore } from '@scrapejobs/domain';
 import { expandGlob, type QuerySpec } from '@scrapejobs/extraction';
 import type { Logger } from '@scrapejobs/logging';
 import type { PageExtractor } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { type PageLoader, type PageLoaderDeps, pageLoaderFor } from './page-loader.ts';
-import type { RunFailure, RunStore } from './store.ts';
 import type { UrlLeases } from './url-leases.ts';
 
 const MAX_URLS = 1000;

@@ -15,11 +15,11 @@ import {
   transaction,
 } from '@scrapejobs/db';
 import { conflict, notFound, validationError } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
-import { nextRunAt } from '../schedules/cron.ts';
-import type { Scheduler } from '../schedules/scheduler.ts';
+import { decodeCursor, type Page, pageOf } from '../paging.ts';
+import type { Owner } from '../principal.ts';
+import { nextRunAt } from './cron.ts';
+import type { Scheduler } from './scheduler.ts';
 
-type Owner = Pick<Principal, 'userId' | 'mode'>;
 type Tx = Prisma.TransactionClient;
 
 /** What the service needs from the queue side; the API wires BullMQ and Redis pub/sub in. */
@@ -28,20 +28,6 @@ export interface RunDispatcher {
   enqueue(runId: string, jobId: string): Promise<void>;
   /** Asks whichever worker holds the run to stop it now. */
   cancel(runId: string): Promise<void>;
-}
-
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
-
-/** Cursors are the last id seen, opaque to clients. */
-export const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
-function decodeCursor(prefix: 'job' | 'run', cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  const id = Buffer.from(cursor, 'base64url').toString();
-  if (!isId(prefix, id)) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
-  return id;
 }
 
 const jsonOrNull = (v: unknown) => (v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue));
@@ -104,8 +90,7 @@ export class JobsService {
       values,
       rowMode: 'array',
     });
-    const more = rows.length > opts.limit;
-    const items = (more ? rows.slice(0, opts.limit) : rows).map(
+    const items = rows.map(
       (c): JobListItem => ({
         job_id: c[0] as string,
         name: c[1] as string,
@@ -117,7 +102,7 @@ export class JobsService {
         next_run_at: c[7] as string | null,
       }),
     );
-    return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!.job_id) : null };
+    return pageOf(items, opts.limit, (item) => item.job_id);
   }
 
   async get(owner: Owner, id: string, tx: Tx = this.#db): Promise<JobModel> {
@@ -332,9 +317,7 @@ export class JobsService {
       orderBy: { id: 'desc' },
       take: opts.limit + 1,
     });
-    const more = rows.length > opts.limit;
-    const items = more ? rows.slice(0, opts.limit) : rows;
-    return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+    return pageOf(rows, opts.limit, (row) => row.id);
   }
 
   /** Reads the job with a row lock, so transitions of one job are serialised across processes. */

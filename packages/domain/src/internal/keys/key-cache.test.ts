@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { until } from '../../../../test/support/processes.ts';
-import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
-import type { Principal } from '../http/auth.ts';
+import { until } from '../../../../../test/support/processes.ts';
+import { REDIS_URL, testPrefix } from '../../../../../test/support/redis.ts';
+import type { Principal } from '../principal.ts';
 import { KeyCache, redisKeyChanges } from './key-cache.ts';
 
 const prefix = testPrefix();

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Principal } from '../http/auth.ts';
+import type { Principal } from '../principal.ts';
 
 /** How long a cached key is trusted without hearing of a change. */
 export const KEY_CACHE_TTL_MS = 10_000;

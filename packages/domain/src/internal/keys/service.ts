@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Database, type Mode, newId } from '@scrapejobs/db';
 import { notFound, validationError } from '../errors.ts';
-import { hashToken, SCOPES, type Scope } from '../http/auth.ts';
+import { hashToken, SCOPES, type Scope } from '../principal.ts';
 import type { KeyChanges } from './key-cache.ts';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

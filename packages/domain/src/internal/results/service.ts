@@ -2,12 +2,10 @@ import type { Readable } from 'node:stream';
 import type { DownloadFormat } from '@scrapejobs/contracts';
 import { type Database, isId, Prisma, type RunModel } from '@scrapejobs/db';
 import { AppError, notFound, validationError } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
+import type { Owner } from '../principal.ts';
 import { DOWNLOADS } from './formats/index.ts';
 import { arraySource, type RowSource } from './formats/stream.ts';
 import { openRowCursor } from './row-cursor.ts';
-
-type Owner = Pick<Principal, 'userId' | 'mode'>;
 
 const ENDED = ['success', 'failed', 'cancelled'] as const;
 

@@ -1,6 +1,6 @@
 import { newId } from '@scrapejobs/db';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { BatchWriter } from './batch-writer.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
+import { runningRun as runningRunOf } from '../../../../../test/support/runs.ts';
 import { type PageRows, RunStore } from './store.ts';
 
 let tdb: TestDatabase;
@@ -14,26 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => tdb.drop());
 
-/** A running run of a new job over `totalUrls` URLs. */
-async function runningRun(totalUrls: number) {
-  const jobId = newId('job');
-  const runId = newId('run');
-  await tdb.db.job.create({
-    data: {
-      id: jobId,
-      userId,
-      mode: 'test',
-      name: 'store',
-      source: 'https://example.com/[1-9]',
-      queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
-      rateLimit: 10,
-      status: 'running',
-      lastRunId: runId,
-    },
-  });
-  await tdb.db.run.create({ data: { id: runId, jobId, trigger: 'manual', totalUrls } });
-  return { jobId, runId };
-}
+const runningRun = (totalUrls: number) => runningRunOf(tdb.db, userId, totalUrls);
 
 const page = (urlIndex: number, rows = 2): PageRows => ({
   url: `https://example.com/${urlIndex + 1}`,
@@ -151,19 +132,5 @@ describe('RunStore', () => {
     const { runId } = await runningRun(1);
     expect(await store.ownersOf([runId, newId('run')])).toEqual(new Map([[runId, userId]]));
     expect(await store.ownersOf([])).toEqual(new Map());
-  });
-});
-
-describe('BatchWriter', () => {
-  it('stores what waits within the flush interval even when no further URL finishes', async () => {
-    const { jobId, runId } = await runningRun(3);
-    const batch = new BatchWriter(store, runId, jobId);
-    batch.add(ok(0), page(0));
-    batch.add(failed(2));
-    expect(batch.due).toBe(false);
-    await new Promise((r) => setTimeout(r, 600));
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ successfulUrls: 1, failedUrls: 1, doneUrls: [0, 2] }));
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(2);
   });
 });

@@ -1,9 +1,9 @@
 import type { DeliveryStatusName } from '@scrapejobs/contracts';
 import type pg from 'pg';
-import { microBatch } from './batch.ts';
+import { microBatch } from './micro-batch.ts';
 
 /** A delivery with what an attempt needs of its webhook. */
-export interface DeliveryRow {
+export interface DeliveryWithWebhook {
   id: string;
   event_id: string;
   event_kind: string;
@@ -39,8 +39,8 @@ export class DeliveryStore {
   }
 
   /** The delivery with its webhook, or undefined when either is gone. */
-  readonly load = microBatch(async (ids: string[]): Promise<(DeliveryRow | undefined)[]> => {
-    const { rows } = await this.#pool.query<DeliveryRow>(
+  readonly load = microBatch(async (ids: string[]): Promise<(DeliveryWithWebhook | undefined)[]> => {
+    const { rows } = await this.#pool.query<DeliveryWithWebhook>(
       `SELECT d.id, d.event_id, d.event_kind, d.body, d.status, d.attempts,
               w.id AS webhook_id, w.url, w.secret_encrypted, w.active
        FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY($1)`,

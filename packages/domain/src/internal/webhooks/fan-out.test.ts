@@ -2,8 +2,8 @@ import { RESEND_COMMAND, TEST_EVENT } from '@scrapejobs/contracts';
 import { isId, type Mode, newId, type Prisma } from '@scrapejobs/db';
 import { createQueue } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
-import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
+import { REDIS_URL, testPrefix } from '../../../../../test/support/redis.ts';
 import { type DeliveryQueue, OutboxFanOut } from './fan-out.ts';
 
 let tdb: TestDatabase;

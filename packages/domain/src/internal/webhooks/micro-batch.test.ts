@@ -1,4 +1,4 @@
-import { microBatch } from './batch.ts';
+import { microBatch } from './micro-batch.ts';
 
 describe('microBatch', () => {
   it('runs calls of the same event-loop turn as one batch and answers each in order', async () => {

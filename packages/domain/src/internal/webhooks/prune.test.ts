@@ -1,6 +1,5 @@
 import { newId } from '@scrapejobs/db';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
-import { webhookWorkerEnvSchema } from './config.ts';
+import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
 import { pruneEvents } from './prune.ts';
 
 let tdb: TestDatabase;
@@ -84,14 +83,5 @@ describe('pruneEvents', () => {
     expect(await remaining()).toHaveLength(1);
     expect(await pruneEvents(tdb.db.pool, { retentionDays: 30, batchSize: 2 }, now)).toBe(1);
     expect(await remaining()).toEqual([]);
-  });
-
-  it('reads WEBHOOK_OUTBOX_RETENTION_DAYS: 30 by default, 0 to keep events, whole days only', () => {
-    expect(webhookWorkerEnvSchema.parse({}).WEBHOOK_OUTBOX_RETENTION_DAYS).toBe(30);
-    expect(
-      webhookWorkerEnvSchema.parse({ WEBHOOK_OUTBOX_RETENTION_DAYS: '0' }).WEBHOOK_OUTBOX_RETENTION_DAYS,
-    ).toBe(0);
-    expect(webhookWorkerEnvSchema.safeParse({ WEBHOOK_OUTBOX_RETENTION_DAYS: '-1' }).success).toBe(false);
-    expect(webhookWorkerEnvSchema.safeParse({ WEBHOOK_OUTBOX_RETENTION_DAYS: '1.5' }).success).toBe(false);
   });
 });

@@ -8,11 +8,10 @@ import {
 import { type Database, isId, newId, type Prisma } from '@scrapejobs/db';
 import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
 import { conflict, notFound, validationError } from '../errors.ts';
-import type { Principal } from '../http/auth.ts';
-import { encodeCursor, type Page } from '../jobs/service.ts';
+import { decodeCursor, type Page, pageOf } from '../paging.ts';
+import type { Owner } from '../principal.ts';
 import { DELIVERY_SELECT, type DeliveryRow, WEBHOOK_SELECT, type WebhookRow } from './presenter.ts';
 
-type Owner = Pick<Principal, 'userId' | 'mode'>;
 type Tx = Prisma.TransactionClient;
 
 export interface WebhookSettings {
@@ -22,19 +21,6 @@ export interface WebhookSettings {
   allowPrivate: boolean;
   /** Name resolution for the target check; tests pass a fake one. */
   resolve?: Resolve;
-}
-
-function decodeCursor(prefix: 'wh' | 'dlv', cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  const id = Buffer.from(cursor, 'base64url').toString();
-  if (!isId(prefix, id)) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
-  return id;
-}
-
-function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
 }
 
 const outboxRow = (owner: Owner, kind: string, data: Prisma.InputJsonObject, at: Date) => ({
@@ -71,7 +57,7 @@ export class WebhooksService {
       take: opts.limit + 1,
       select: WEBHOOK_SELECT,
     });
-    return pageOf(rows, opts.limit);
+    return pageOf(rows, opts.limit, (row) => row.id);
   }
 
   async get(owner: Owner, id: string, tx: Tx = this.#db): Promise<WebhookRow> {
@@ -138,7 +124,7 @@ export class WebhooksService {
       take: opts.limit + 1,
       select: DELIVERY_SELECT,
     });
-    return pageOf(rows, opts.limit);
+    return pageOf(rows, opts.limit, (row) => row.id);
   }
 
   /** Queues one new attempt of a failed delivery: same event id, same bytes. */

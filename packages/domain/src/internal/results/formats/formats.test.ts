@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { buffer } from 'node:stream/consumers';
-import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from '../readers.ts';
+import {
+  loadIntoPostgres,
+  loadIntoSqlite,
+  readCsv,
+  readXlsx,
+} from '../../../../../../test/support/readers.ts';
 import { columnNames, type Row } from './columns.ts';
 import { csvField } from './csv.ts';
 import { DOWNLOADS } from './index.ts';

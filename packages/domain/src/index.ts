@@ -1,0 +1,70 @@
+// The rules of jobs, runs and their URLs, results, webhooks and keys, written once: the API, the
+// console and both workers call these services and stores; apps keep only their transport.
+export {
+  AppError,
+  conflict,
+  forbidden,
+  notFound,
+  unauthorized,
+  unavailable,
+  validationError,
+} from './internal/errors.ts';
+export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
+export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';
+export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';
+export { JobsService, type RunDispatcher } from './internal/jobs/service.ts';
+export {
+  KEY_CACHE_TTL_MS,
+  KeyCache,
+  type KeyChanges,
+  redisKeyChanges,
+  subscribedKeyCache,
+} from './internal/keys/key-cache.ts';
+export { KeysService, type KeyView, newToken, parseScopes } from './internal/keys/service.ts';
+export { decodeCursor, encodeCursor, type Page, pageOf } from './internal/paging.ts';
+export {
+  hashToken,
+  type Owner,
+  type Principal,
+  SCOPES,
+  type Scope,
+  TOKEN_FORMAT,
+} from './internal/principal.ts';
+export { toResultView } from './internal/results/presenter.ts';
+export {
+  type Download,
+  type ResultPage,
+  type ResultsOptions,
+  ResultsService,
+  type StoredResult,
+} from './internal/results/service.ts';
+export {
+  type PageRows,
+  type RunEnding,
+  type RunFailure,
+  RunStore,
+  type UrlOutcome,
+} from './internal/runs/store.ts';
+export { requeueLostRuns } from './internal/runs/sweep.ts';
+export {
+  type AttemptRecord,
+  DeliveryStore,
+  type DeliveryWithWebhook,
+} from './internal/webhooks/deliveries.ts';
+export {
+  DELIVER_JOB,
+  type DeliveryQueue,
+  OutboxFanOut,
+  RESEND_JOB,
+  resendJobId,
+  startFanOutLoop,
+} from './internal/webhooks/fan-out.ts';
+export {
+  type DeliveryRow,
+  toDeliveryView,
+  toWebhookView,
+  type WebhookRow,
+} from './internal/webhooks/presenter.ts';
+export { pruneEvents } from './internal/webhooks/prune.ts';
+export { type WebhookSettings, WebhooksService } from './internal/webhooks/service.ts';
+export { CONTINUE_JOB, continueJobId, LostDeliverySweep, priorAttempts } from './internal/webhooks/sweep.ts';
