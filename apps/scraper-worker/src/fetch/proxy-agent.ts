@@ -34,40 +34,18 @@ function reporting(state: TunnelState, callback: ConnectCallback | undefined): C
   };
 }
 
-class PinnedHttpProxyAgent extends HttpProxyAgent {
-  readonly #address: string;
-  readonly #state: TunnelState;
-
-  constructor(proxy: string, address: string, state: TunnelState) {
-    super({ proxy, keepAlive: false });
-    this.#address = address;
-    this.#state = state;
-  }
-
-  override createConnection(options: ClientRequestArgs, callback?: ConnectCallback) {
-    return super.createConnection(pinned(options, this.#address), reporting(this.#state, callback));
-  }
-}
-
-class PinnedHttpsProxyAgent extends HttpsProxyAgent {
-  readonly #address: string;
-  readonly #state: TunnelState;
-
-  constructor(proxy: string, address: string, state: TunnelState) {
-    super({ proxy, keepAlive: false });
-    this.#address = address;
-    this.#state = state;
-  }
-
-  override createConnection(options: ClientRequestArgs, callback?: ConnectCallback) {
-    return super.createConnection(pinned(options, this.#address), reporting(this.#state, callback));
-  }
+// hpagent's agents open the tunnel in createConnection; both are pinned the same way.
+function pin<A extends HttpProxyAgent | HttpsProxyAgent>(agent: A, address: string, state: TunnelState): A {
+  const createConnection = agent.createConnection.bind(agent);
+  agent.createConnection = (options: ClientRequestArgs, callback?: ConnectCallback) =>
+    createConnection(pinned(options, address), reporting(state, callback));
+  return agent;
 }
 
 /** Agents that tunnel through `proxy` to the already checked `address`, recording proxy failures in `state`. */
 export function createProxyAgents(proxy: string, address: string, state: TunnelState) {
   return {
-    http: new PinnedHttpProxyAgent(proxy, address, state),
-    https: new PinnedHttpsProxyAgent(proxy, address, state),
+    http: pin(new HttpProxyAgent({ proxy, keepAlive: false }), address, state),
+    https: pin(new HttpsProxyAgent({ proxy, keepAlive: false }), address, state),
   };
 }
