@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { assertAllowedHost, BlockedTargetError, type Resolve, safeLookup } from '@scrapejobs/outbound';
+import { BlockedTargetError, OutboundGuard, type Resolve } from '@scrapejobs/outbound';
 
 export interface PostResult {
   /** The status answered, or null when no answer came. */
@@ -39,24 +39,23 @@ function describe(err: NodeJS.ErrnoException, timeoutMs: number): string {
 
 /**
  * POSTs webhook bodies: no redirects followed, a deadline on the answer, keep-alive sockets,
- * and every connection checked against private and metadata addresses (safeLookup for names,
- * assertAllowedHost for IP literals, which Node connects to without a lookup).
+ * and every connection checked against private and metadata addresses by the outbound guard's
+ * agents (the host before connecting, each resolved address, the connected peer).
  */
 export class WebhookPoster {
   readonly #opts: PosterOptions;
-  readonly #lookup: ReturnType<typeof safeLookup>;
   readonly #agents: { 'http:': http.Agent; 'https:': https.Agent };
 
   constructor(opts: PosterOptions) {
     this.#opts = opts;
-    this.#lookup = safeLookup(opts.allowPrivate, opts.resolve);
-    const agent = {
+    const guard = new OutboundGuard({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
+    const agents = guard.agents({
       keepAlive: true,
       maxSockets: opts.maxSockets,
       maxFreeSockets: opts.maxSockets,
-      scheduling: 'lifo' as const,
-    };
-    this.#agents = { 'http:': new http.Agent(agent), 'https:': new https.Agent(agent) };
+      scheduling: 'lifo',
+    });
+    this.#agents = { 'http:': agents.http, 'https:': agents.https };
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<PostResult> {
@@ -67,11 +66,6 @@ export class WebhookPoster {
       durationMs: Math.round(performance.now() - started),
     });
     const target = new URL(url);
-    try {
-      assertAllowedHost(target.hostname, this.#opts.allowPrivate);
-    } catch (err) {
-      return done(null, describe(err as NodeJS.ErrnoException, this.#opts.timeoutMs));
-    }
     const deadline = started + this.#opts.timeoutMs;
     let result = await this.#once(target, body, headers, deadline);
     // A kept-alive socket the receiver closed just as it was reused: not the receiver's answer.
@@ -98,7 +92,6 @@ export class WebhookPoster {
         {
           method: 'POST',
           agent: this.#agents[isHttps ? 'https:' : 'http:'],
-          lookup: this.#lookup,
           headers: { ...headers, 'Content-Length': Buffer.byteLength(body), 'User-Agent': USER_AGENT },
         },
         (res) => {

@@ -1,4 +1,8 @@
-import { classifyAddress, isAllowedAddress, isIpAddress } from './index.ts';
+import { type AddressRules, classifyAddress, OutboundGuard } from './index.ts';
+import { classify, isIpAddress } from './internal/address.ts';
+
+const isAllowedAddress = (ip: string, allowPrivate: boolean, rules: AddressRules = {}) =>
+  new OutboundGuard({ allowPrivate, rules }).allows(ip, 80);
 
 // Pure classification of address strings: nothing here opens a connection.
 const cases: [string, 'public' | 'private' | 'metadata'][] = [
@@ -134,7 +138,7 @@ describe('classifyAddress with linkLocalIsMetadata', () => {
   });
 });
 
-describe('isAllowedAddress', () => {
+describe('OutboundGuard.allows', () => {
   it('allows public addresses always', () => {
     expect(isAllowedAddress('8.8.8.8', false)).toBe(true);
     expect(isAllowedAddress('2606:4700:4700::1111', false)).toBe(true);
@@ -159,5 +163,41 @@ describe('isAllowedAddress', () => {
     for (const ip of ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '::ffff:169.254.169.254']) {
       expect(isAllowedAddress(ip, true)).toBe(false);
     }
+  });
+});
+
+describe('classify', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['10.1.2.3', 'private'],
+    ['fd12:3456:789a::1', 'private'],
+    ['100.64.0.1', 'CGNAT'],
+    ['169.254.1.1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['192.0.2.10', 'documentation'],
+    ['2001:db8::1', 'documentation'],
+    ['::8.8.8.8', 'IPv4-compatible'],
+    ['2002:a00:1::1', '6to4'],
+    ['4000::1', 'reserved'],
+    ['169.254.169.254', 'metadata'],
+    ['2002:a9fe:a9fe::1', 'metadata'],
+    ['8.8.8.8', 'public'],
+    ['example.com', 'not an address'],
+  ])('names the range of %s: %s', (ip, range) => {
+    expect(classify(ip).range).toBe(range);
+  });
+
+  it('names the range of link-local counted as metadata', () => {
+    expect(classify('169.254.1.1', { linkLocalIsMetadata: true })).toEqual({
+      kind: 'metadata',
+      range: 'link-local',
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { LookupAddress } from 'node:dns';
-import { assertAllowedHost, BlockedTargetError, checkUrlTarget, type Resolve, safeLookup } from './index.ts';
+import { BlockedTargetError, checkUrlTarget, OutboundGuard, type Resolve } from './index.ts';
 
 // A test resolver: no name is ever sent to a real DNS server.
 const zone: Record<string, LookupAddress[]> = {
@@ -19,13 +19,13 @@ const resolve: Resolve = async (hostname) => {
 
 function lookup(allowPrivate: boolean, hostname: string, all: boolean) {
   return new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((done) =>
-    safeLookup(allowPrivate, resolve)(hostname, { all }, (err, address, family) =>
+    new OutboundGuard({ allowPrivate, resolve }).lookup(443)(hostname, { all }, (err, address, family) =>
       done({ err, address, family }),
     ),
   );
 }
 
-describe('safeLookup', () => {
+describe('OutboundGuard.lookup', () => {
   it('answers like dns.lookup for allowed addresses, single or all', async () => {
     expect(await lookup(false, 'public.test', false)).toEqual({
       err: null,
@@ -54,7 +54,10 @@ describe('safeLookup', () => {
   });
 });
 
-describe('assertAllowedHost', () => {
+describe('OutboundGuard.checkHost', () => {
+  const assertAllowedHost = (host: string, allowPrivate: boolean) =>
+    new OutboundGuard({ allowPrivate }).checkHost(host, 80);
+
   it('checks IP literals and localhost names, which never reach a lookup function', () => {
     expect(() => assertAllowedHost('[::1]', false)).toThrow(BlockedTargetError);
     expect(() => assertAllowedHost('127.0.0.1', false)).toThrow(BlockedTargetError);

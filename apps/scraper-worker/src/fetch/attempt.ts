@@ -1,11 +1,12 @@
 import { once } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import type { BlockedTargetError, OutboundGuard } from '@scrapejobs/outbound';
 import got, { type Agents } from 'got';
 import type { AddressPolicy } from './address.ts';
 import { abortable } from './backoff.ts';
 import { FetchError } from './errors.ts';
-import { GuardedHttpAgent, GuardedHttpsAgent, guardLookup, resolveGuarded } from './guard.ts';
+import { scraperGuard } from './guard.ts';
 import { createProxyAgents, type TunnelState } from './proxy-agent.ts';
 
 const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -41,7 +42,8 @@ export interface AttemptResponse {
 }
 
 interface AttemptState {
-  blocked: boolean;
+  /** The guard's refusal, however the request then failed. */
+  blocked: BlockedTargetError | undefined;
   timedOut: boolean;
   tunnel: TunnelState;
 }
@@ -54,7 +56,7 @@ interface AttemptState {
 export async function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
   req.signal?.throwIfAborted();
   const state: AttemptState = {
-    blocked: false,
+    blocked: undefined,
     timedOut: false,
     tunnel: { proxyFailure: undefined, tunnelOpen: false },
   };
@@ -65,14 +67,13 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResponse>
   }, req.timeoutMs);
   const onAbort = () => controller.abort(req.signal?.reason);
   req.signal?.addEventListener('abort', onAbort, { once: true });
-  const onBlocked = () => {
-    state.blocked = true;
-  };
-  const lookup = guardLookup(req.lookup, req.policy, onBlocked);
+  const guard = scraperGuard(req.policy, req.lookup, (error) => {
+    state.blocked = error;
+  });
   let agents: Agents | undefined;
   try {
-    agents = await connectVia(req, lookup, onBlocked, state.tunnel, controller.signal);
-    return await exchange(req, agents, req.proxyUrl ? undefined : lookup, controller.signal);
+    agents = await connectVia(req, guard, state.tunnel, controller.signal);
+    return await exchange(req, agents, controller.signal);
   } catch (error) {
     throw toFetchError(error, state, req);
   } finally {
@@ -85,38 +86,22 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResponse>
 
 async function connectVia(
   req: AttemptRequest,
-  lookup: LookupFunction,
-  onBlocked: () => void,
+  guard: OutboundGuard,
   tunnel: TunnelState,
   signal: AbortSignal,
 ): Promise<Agents> {
-  const host = req.url.hostname.replace(/^\[(.*)\]$/, '$1');
-  // Node skips the lookup for IP literals, so they are checked here.
-  if (isIP(host) && !req.policy(host)) {
-    onBlocked();
-    throw new Error('blocked IP literal');
-  }
-  if (!req.proxyUrl) {
-    return {
-      http: new GuardedHttpAgent(req.policy, onBlocked),
-      https: new GuardedHttpsAgent(req.policy, onBlocked),
-    };
-  }
+  // Direct: the guard's agents check the host, every resolved address and the connected peer.
+  if (!req.proxyUrl) return guard.agents({ keepAlive: false });
   // Behind a proxy the worker never connects to the target itself: the target is resolved and
   // checked here, and the proxy is asked to tunnel to exactly that address.
-  const address = isIP(host) ? host : await abortable(resolveGuarded(lookup, host), signal);
+  const port = Number(req.url.port) || (req.url.protocol === 'https:' ? 443 : 80);
+  const { address } = await abortable(guard.resolve(req.url.hostname, port), signal);
   return createProxyAgents(req.proxyUrl, address, tunnel);
 }
 
-async function exchange(
-  req: AttemptRequest,
-  agent: Agents,
-  dnsLookup: LookupFunction | undefined,
-  signal: AbortSignal,
-): Promise<AttemptResponse> {
+async function exchange(req: AttemptRequest, agent: Agents, signal: AbortSignal): Promise<AttemptResponse> {
   const stream = got.stream(req.url, {
     agent,
-    dnsLookup,
     signal,
     retry: { limit: 0 },
     followRedirect: false,
@@ -159,16 +144,8 @@ function toFetchError(error: unknown, state: AttemptState, req: AttemptRequest):
   if (req.signal?.aborted) return req.signal.reason;
   if (error instanceof FetchError) return error;
   const url = req.url.href;
-  if (state.blocked) {
-    return new FetchError(
-      'BLOCKED_TARGET',
-      `${req.url.host} is not an allowed target (private or metadata address)`,
-      {
-        url,
-        retryable: false,
-      },
-    );
-  }
+  if (state.blocked)
+    return new FetchError('BLOCKED_TARGET', state.blocked.message, { url, retryable: false });
   const { proxyFailure, tunnelOpen } = state.tunnel;
   if (req.proxyUrl && (proxyFailure || (state.timedOut && !tunnelOpen))) {
     const reason = proxyFailure ? describe(proxyFailure) : `no tunnel within ${req.timeoutMs} ms`;

@@ -2,8 +2,9 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from '@jest/globals';
+import { BlockedTargetError } from '@scrapejobs/outbound';
 import { addressPolicy } from './address.ts';
-import { BlockedAddressError, GuardedHttpAgent, GuardedHttpsAgent, guardLookup } from './guard.ts';
+import { scraperGuard } from './guard.ts';
 import { startServer, type TestServer } from './test-servers.ts';
 
 const servers: TestServer[] = [];
@@ -11,7 +12,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-describe('guardLookup', () => {
+describe('scraperGuard lookup', () => {
   const fixed =
     (...addresses: string[]): net.LookupFunction =>
     (_host, _options, callback) =>
@@ -27,7 +28,7 @@ describe('guardLookup', () => {
   }
 
   test('passes allowed addresses through in both result shapes', async () => {
-    const lookup = guardLookup(fixed('127.0.0.1', '::1'), addressPolicy(true), () => {});
+    const lookup = scraperGuard(addressPolicy(true), fixed('127.0.0.1', '::1')).lookup(80);
     await expect(resolve(lookup, false)).resolves.toBe('127.0.0.1');
     await expect(resolve(lookup, true)).resolves.toEqual([
       { address: '127.0.0.1', family: 4 },
@@ -37,40 +38,39 @@ describe('guardLookup', () => {
 
   test('refuses the name and reports it when an address is refused', async () => {
     let blocked = 0;
-    const lookup = guardLookup(fixed('127.0.0.1'), addressPolicy(false), () => blocked++);
-    await expect(resolve(lookup, true)).rejects.toBeInstanceOf(BlockedAddressError);
+    const lookup = scraperGuard(addressPolicy(false), fixed('127.0.0.1'), () => blocked++).lookup(80);
+    await expect(resolve(lookup, true)).rejects.toBeInstanceOf(BlockedTargetError);
     expect(blocked).toBe(1);
   });
 
   test('accepts a resolver that answers with a single address despite all: true', async () => {
     const single: net.LookupFunction = (_host, _options, callback) => callback(null, '127.0.0.1', 4);
-    const lookup = guardLookup(single, addressPolicy(true), () => {});
+    const lookup = scraperGuard(addressPolicy(true), single).lookup(80);
     await expect(resolve(lookup, true)).resolves.toEqual([{ address: '127.0.0.1', family: 4 }]);
   });
 });
 
-describe('guarded agents', () => {
-  // This layer sees connections that skip the lookup (IP literals); here it works alone.
-  test('tears down a connection whose peer address is refused', async () => {
+describe('scraperGuard agents', () => {
+  // Node never passes IP literals to a lookup: the agents refuse them before a socket exists.
+  test('refuses a blocked IP literal before anything reaches it', async () => {
     const site = await startServer((_req, res) => res.end('secret'));
     servers.push(site);
     let blocked = 0;
-    const agent = new GuardedHttpAgent(addressPolicy(false), () => blocked++);
+    const agent = scraperGuard(addressPolicy(false), undefined, () => blocked++).agents().http;
     const error = await new Promise<Error>((resolve) => {
       http.get(`${site.url}/`, { agent }, () => resolve(new Error('got a response'))).on('error', resolve);
     });
     agent.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(error).toBeInstanceOf(BlockedAddressError);
+    expect(error).toBeInstanceOf(BlockedTargetError);
     expect(blocked).toBe(1);
-    // The check runs before the request's buffered bytes are flushed, so nothing reaches the peer.
     expect(site.requests).toHaveLength(0);
   });
 
   test('lets an allowed peer through', async () => {
     const site = await startServer((_req, res) => res.end('fine'));
     servers.push(site);
-    const agent = new GuardedHttpAgent(addressPolicy(true), () => {});
+    const agent = scraperGuard(addressPolicy(true)).agents().http;
     const status = await new Promise<number | undefined>((resolve, reject) => {
       http
         .get(`${site.url}/`, { agent }, (res) => {
@@ -83,7 +83,7 @@ describe('guarded agents', () => {
     expect(status).toBe(200);
   });
 
-  test('tears down a TLS connection to a refused peer before the handshake sends a byte', async () => {
+  test('refuses a TLS connection to a blocked IP literal before the handshake sends a byte', async () => {
     let received = 0;
     const server = net.createServer((socket) => {
       socket.on('data', (data) => {
@@ -93,7 +93,7 @@ describe('guarded agents', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    const agent = new GuardedHttpsAgent(addressPolicy(false), () => {});
+    const agent = scraperGuard(addressPolicy(false)).agents().https;
     const error = await new Promise<Error>((resolve) => {
       https
         .get(`https://127.0.0.1:${port}/`, { agent }, () => resolve(new Error('got a response')))
@@ -102,7 +102,7 @@ describe('guarded agents', () => {
     agent.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => server.close(resolve));
-    expect(error).toBeInstanceOf(BlockedAddressError);
+    expect(error).toBeInstanceOf(BlockedTargetError);
     expect(received).toBe(0);
   });
 });

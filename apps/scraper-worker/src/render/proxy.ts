@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { isIPv6, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { classifyAddress } from '@scrapejobs/outbound';
-import { resolveHost, type TargetPolicy } from './policy.ts';
+import { BlockedTargetError, classifyAddress, type OutboundGuard } from '@scrapejobs/outbound';
+import { scraperGuard } from '../fetch/guard.ts';
+import type { TargetPolicy } from './policy.ts';
 import { parseUpstream, type Upstream, upstreamRequest } from './upstream.ts';
 
 /** Why the proxy did not carry a request: policy, the target, or the upstream proxy. */
@@ -92,22 +93,21 @@ export class ProxyLease {
 
 /**
  * An in-process forward proxy that Chromium must use for every request. It resolves each
- * target itself, checks every address against the policy and connects to the checked address,
- * so redirects, subresources, CONNECT tunnels and DNS rebinding are all covered.
+ * target through the outbound guard, which checks every address, and connects to the checked
+ * address, so redirects, subresources, CONNECT tunnels and DNS rebinding are all covered.
  */
 export class SafetyProxy {
   /** Random per process, so a target cannot forge the proxy's own answers. */
   readonly mark = randomBytes(12).toString('hex');
-  readonly #policy: TargetPolicy;
-  readonly #lookup: LookupFunction | undefined;
+  readonly #guard: OutboundGuard;
   readonly #listeners = new Set<Listener>();
   readonly #idle: Listener[] = [];
   readonly #ports = new Set<number>();
   #sink: Listener | null = null;
 
   private constructor(policy: TargetPolicy, lookup: LookupFunction | undefined) {
-    this.#policy = policy;
-    this.#lookup = lookup;
+    const allowed = (ip: string, port: number) => policy(ip, port) && !this.#isOwnListener(ip, port);
+    this.#guard = scraperGuard(allowed, lookup);
   }
 
   static async start(policy: TargetPolicy, lookup?: LookupFunction): Promise<SafetyProxy> {
@@ -167,25 +167,13 @@ export class SafetyProxy {
 
   /** Every address the host resolves to must pass; the first one is then used. */
   async #check(host: string, port: number): Promise<Verdict> {
-    let addresses: string[];
     try {
-      addresses = await resolveHost(host, this.#lookup);
+      const { address } = await this.#guard.resolve(host, port);
+      return { ok: true, address };
     } catch (err) {
+      if (err instanceof BlockedTargetError) return { ok: false, kind: 'blocked', detail: err.message };
       return { ok: false, kind: 'unreachable', detail: `cannot resolve ${host}: ${(err as Error).message}` };
     }
-    const [first] = addresses;
-    if (first === undefined) return { ok: false, kind: 'unreachable', detail: `${host} has no address` };
-    for (const address of addresses) {
-      if (!this.#policy(address, port) || this.#isOwnListener(address, port)) {
-        return {
-          ok: false,
-          kind: 'blocked',
-          // Never the address itself: it would show the job's owner our internal DNS.
-          detail: `${host}:${port} resolves to an address that targets may not use`,
-        };
-      }
-    }
-    return { ok: true, address: first };
   }
 
   // With private targets allowed, a page could still ask the proxy to connect to itself.

@@ -3,15 +3,21 @@ import { isIPv4, isIPv6 } from 'node:net';
 /** How an address may be used as an outbound target. */
 export type AddressClass = 'public' | 'private' | 'metadata';
 
-type V4Range = readonly [base: number, bits: number];
+/** An address's class and the name of the range it lies in ('loopback', 'CGNAT', …), for messages. */
+export interface Classification {
+  readonly kind: AddressClass;
+  readonly range: string;
+}
+
+type V4Range = readonly [base: number, bits: number, name: string];
 
 const v4 = (dotted: string): number => {
   const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
   return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 };
-const cidr4 = (text: string): V4Range => {
+const cidr4 = (text: string, name: string): V4Range => {
   const [base = '', bits = '32'] = text.split('/');
-  return [v4(base), Number(bits)];
+  return [v4(base), Number(bits), name];
 };
 const inV4 = (n: number, [base, bits]: V4Range) => bits === 0 || n >>> (32 - bits) === base >>> (32 - bits);
 
@@ -23,28 +29,28 @@ const METADATA_V4 = [
   '100.100.100.200/32', // Alibaba Cloud
   '192.0.0.192/32', // Oracle Cloud
   '168.63.129.16/32', // Azure wire server
-].map(cidr4);
+].map((text) => cidr4(text, 'metadata'));
 
 // Everything that is not globally routable unicast (IANA special-purpose registry).
 const NON_PUBLIC_V4 = [
-  '0.0.0.0/8', // "this network", unspecified
-  '10.0.0.0/8',
-  '100.64.0.0/10', // CGNAT
-  '127.0.0.0/8',
-  '169.254.0.0/16', // link-local
-  '172.16.0.0/12',
-  '192.0.0.0/24', // IETF protocol assignments
-  '192.0.2.0/24', // documentation
-  '192.88.99.0/24', // deprecated 6to4 relay anycast
-  '192.168.0.0/16',
-  '198.18.0.0/15', // benchmarking
-  '198.51.100.0/24', // documentation
-  '203.0.113.0/24', // documentation
-  '224.0.0.0/4', // multicast
-  '240.0.0.0/4', // reserved, broadcast
-].map(cidr4);
+  cidr4('0.0.0.0/8', 'unspecified'), // "this network"
+  cidr4('10.0.0.0/8', 'private'),
+  cidr4('100.64.0.0/10', 'CGNAT'),
+  cidr4('127.0.0.0/8', 'loopback'),
+  cidr4('169.254.0.0/16', 'link-local'),
+  cidr4('172.16.0.0/12', 'private'),
+  cidr4('192.0.0.0/24', 'reserved'), // IETF protocol assignments
+  cidr4('192.0.2.0/24', 'documentation'),
+  cidr4('192.88.99.0/24', 'reserved'), // deprecated 6to4 relay anycast
+  cidr4('192.168.0.0/16', 'private'),
+  cidr4('198.18.0.0/15', 'reserved'), // benchmarking
+  cidr4('198.51.100.0/24', 'documentation'),
+  cidr4('203.0.113.0/24', 'documentation'),
+  cidr4('224.0.0.0/4', 'multicast'),
+  cidr4('240.0.0.0/4', 'reserved'), // and broadcast
+];
 
-const LINK_LOCAL_V4 = cidr4('169.254.0.0/16');
+const LINK_LOCAL_V4 = cidr4('169.254.0.0/16', 'link-local');
 
 /** Stricter rules a caller may ask for. */
 export interface AddressRules {
@@ -56,11 +62,14 @@ export interface AddressRules {
   readonly linkLocalIsMetadata?: boolean;
 }
 
-function classifyV4(n: number, rules: AddressRules): AddressClass {
-  if (METADATA_V4.some((r) => inV4(n, r))) return 'metadata';
-  if (rules.linkLocalIsMetadata && inV4(n, LINK_LOCAL_V4)) return 'metadata';
-  if (NON_PUBLIC_V4.some((r) => inV4(n, r))) return 'private';
-  return 'public';
+const PUBLIC: Classification = { kind: 'public', range: 'public' };
+const NOT_AN_ADDRESS: Classification = { kind: 'private', range: 'not an address' };
+
+function classifyV4(n: number, rules: AddressRules): Classification {
+  if (METADATA_V4.some((r) => inV4(n, r))) return { kind: 'metadata', range: 'metadata' };
+  if (rules.linkLocalIsMetadata && inV4(n, LINK_LOCAL_V4)) return { kind: 'metadata', range: 'link-local' };
+  const range = NON_PUBLIC_V4.find((r) => inV4(n, r));
+  return range ? { kind: 'private', range: range[2] } : PUBLIC;
 }
 
 /** 16 bytes of an IPv6 address (zone already removed), or null if it does not parse. */
@@ -101,53 +110,71 @@ const startsWith = (bytes: readonly number[], prefix: readonly number[], bits: n
   return true;
 };
 
-const prefix6 = (text: string): [number[], number] => {
+type V6Prefix = readonly [bytes: number[], bits: number, name: string];
+
+const prefix6 = (text: string, name: string): V6Prefix => {
   const [base = '', bits = '128'] = text.split('/');
-  return [parseV6(base)!, Number(bits)];
+  return [parseV6(base)!, Number(bits), name];
 };
-const METADATA_V6 = ['fd00:ec2::/32'].map(prefix6); // AWS IMDS (fd00:ec2::254), DNS, NTP
-const MAPPED = prefix6('::ffff:0:0/96');
-const NAT64 = prefix6('64:ff9b::/96');
-// Local-use NAT64 (RFC 8215) may carry the IPv4 address at another offset: never public.
-const LOCAL_NAT64 = prefix6('64:ff9b:1::/48');
-const SIX_TO_FOUR = prefix6('2002::/16');
-const COMPAT = prefix6('::/96');
-const GLOBAL_UNICAST = prefix6('2000::/3');
+const METADATA_V6 = [prefix6('fd00:ec2::/32', 'metadata')]; // AWS IMDS (fd00:ec2::254), DNS, NTP
+// Inside ::/96 below, but better named by what they are.
+const LOOPBACK_OR_UNSPECIFIED = [prefix6('::1/128', 'loopback'), prefix6('::/128', 'unspecified')];
+const MAPPED = prefix6('::ffff:0:0/96', 'IPv4-mapped');
+const NAT64 = prefix6('64:ff9b::/96', 'NAT64');
+// Deprecated tunnelling and local translation forms: never public. Local-use NAT64 (RFC 8215)
+// may carry the IPv4 address at another offset.
+const EMBEDDING_V4_AT_12 = [prefix6('::/96', 'IPv4-compatible'), prefix6('64:ff9b:1::/48', 'NAT64')];
+const SIX_TO_FOUR = prefix6('2002::/16', '6to4');
+const GLOBAL_UNICAST = prefix6('2000::/3', 'public');
 const NON_PUBLIC_IN_GLOBAL = [
-  '2001::/23', // IETF protocol assignments: Teredo, benchmarking, ORCHID…
-  '2001:db8::/32', // documentation
-  '3fff::/20', // documentation
-].map(prefix6);
+  prefix6('2001::/23', 'reserved'), // IETF protocol assignments: Teredo, benchmarking, ORCHID…
+  prefix6('2001:db8::/32', 'documentation'),
+  prefix6('3fff::/20', 'documentation'),
+];
+// Outside 2000::/3: named where a message can say more than "reserved".
+const OUTSIDE_GLOBAL = [
+  prefix6('fc00::/7', 'private'), // unique local
+  prefix6('fe80::/10', 'link-local'),
+  prefix6('fec0::/10', 'private'), // deprecated site-local
+  prefix6('ff00::/8', 'multicast'),
+];
 
 const embeddedV4 = (bytes: readonly number[], at: number) =>
   ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
 
-function classifyV6(bytes: number[], rules: AddressRules): AddressClass {
-  const inAny = (ranges: readonly [number[], number][]) => ranges.some(([p, b]) => startsWith(bytes, p, b));
-  if (inAny(METADATA_V6)) return 'metadata';
+function classifyV6(bytes: number[], rules: AddressRules): Classification {
+  const find = (ranges: readonly V6Prefix[]) => ranges.find(([p, b]) => startsWith(bytes, p, b));
+  if (find(METADATA_V6)) return { kind: 'metadata', range: 'metadata' };
+  const local = find(LOOPBACK_OR_UNSPECIFIED);
+  if (local) return { kind: 'private', range: local[2] };
   // Translated addresses reach the embedded IPv4 address: judge that one.
-  if (inAny([MAPPED, NAT64])) return classifyV4(embeddedV4(bytes, 12), rules);
-  // Deprecated tunnelling and local translation forms: never public, but still metadata if
-  // they point there.
-  if (inAny([COMPAT, LOCAL_NAT64]))
-    return classifyV4(embeddedV4(bytes, 12), rules) === 'metadata' ? 'metadata' : 'private';
-  if (inAny([SIX_TO_FOUR]))
-    return classifyV4(embeddedV4(bytes, 2), rules) === 'metadata' ? 'metadata' : 'private';
-  // Outside 2000::/3 lie ::, ::1, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 100::/64…
-  if (!inAny([GLOBAL_UNICAST]) || inAny(NON_PUBLIC_IN_GLOBAL)) return 'private';
-  return 'public';
+  if (find([MAPPED, NAT64])) return classifyV4(embeddedV4(bytes, 12), rules);
+  // Never public, but still metadata if they point there.
+  const tunnel = find(EMBEDDING_V4_AT_12) ?? find([SIX_TO_FOUR]);
+  if (tunnel) {
+    const inner = classifyV4(embeddedV4(bytes, tunnel === SIX_TO_FOUR ? 2 : 12), rules);
+    return inner.kind === 'metadata' ? inner : { kind: 'private', range: tunnel[2] };
+  }
+  if (!find([GLOBAL_UNICAST])) return { kind: 'private', range: find(OUTSIDE_GLOBAL)?.[2] ?? 'reserved' };
+  const reserved = find(NON_PUBLIC_IN_GLOBAL);
+  return reserved ? { kind: 'private', range: reserved[2] } : PUBLIC;
 }
 
 /**
- * Classifies a literal IPv4 or IPv6 address (brackets and a `%zone` are accepted).
- * Anything that does not parse as an address is 'private', so callers fail closed.
+ * Classifies a literal IPv4 or IPv6 address (brackets and a `%zone` are accepted) and names its
+ * range. Anything that does not parse as an address is 'private', so callers fail closed.
  */
-export function classifyAddress(ip: string, rules: AddressRules = {}): AddressClass {
+export function classify(ip: string, rules: AddressRules = {}): Classification {
   const text = bare(ip);
   if (isIPv4(text)) return classifyV4(v4(text), rules);
-  if (!isIPv6(text)) return 'private';
+  if (!isIPv6(text)) return NOT_AN_ADDRESS;
   const bytes = parseV6(text);
-  return bytes ? classifyV6(bytes, rules) : 'private';
+  return bytes ? classifyV6(bytes, rules) : NOT_AN_ADDRESS;
+}
+
+/** The class of a literal IPv4 or IPv6 address; anything that is not one is 'private'. */
+export function classifyAddress(ip: string, rules: AddressRules = {}): AddressClass {
+  return classify(ip, rules).kind;
 }
 
 function bare(ip: string): string {
@@ -161,11 +188,4 @@ function bare(ip: string): string {
 export function isIpAddress(text: string): boolean {
   const address = bare(text);
   return isIPv4(address) || (isIPv6(address) && parseV6(address) !== null);
-}
-
-/** Whether a connection to `ip` is allowed; metadata addresses and non-addresses never are. */
-export function isAllowedAddress(ip: string, allowPrivate: boolean, rules: AddressRules = {}): boolean {
-  if (!isIpAddress(ip)) return false;
-  const kind = classifyAddress(ip, rules);
-  return kind === 'public' || (kind === 'private' && allowPrivate);
 }
