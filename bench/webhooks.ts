@@ -33,10 +33,10 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
-import { createLogger } from '@scrapejobs/logging';
+import { WebhooksService } from '@scrapejobs/domain';
+import { SecretBox } from '@scrapejobs/outbound';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { webhooksServiceFor } from '../apps/api/src/webhooks/routes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -272,11 +272,7 @@ async function main() {
   const port = (receiver.server.address() as AddressInfo).port;
 
   // Users and webhooks through the API's own create path (loopback allowed, as in development).
-  const service = webhooksServiceFor({
-    db,
-    log: createLogger('bench', 'silent'),
-    config: { WEBHOOK_SECRET_KEY: KEY, ALLOW_PRIVATE_NETWORK_TARGETS: true },
-  });
+  const service = new WebhooksService(db, { box: new SecretBox(KEY), allowPrivate: true });
   const users: string[] = [];
   for (let i = 0; i < USERS; i++) {
     const user = await db.user.create({ data: { id: newId('usr'), email: `bench${i}@example.com` } });

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Accounts } from '@scrapejobs/domain';
 import { parse } from 'csv-parse/sync';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { Accounts } from '../../apps/console/src/auth/accounts.ts';
 import { buildTestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { type Proc, startApp, until } from '../support/processes.ts';
@@ -15,7 +15,7 @@ import { startSite } from '../support/site.ts';
 // Everything here listens on 127.0.0.1: the API with its console, the target site, the webhook
 // receivers, the workers; Chromium runs with background networking off.
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
-const CLI = new URL('../../apps/console/src/cli/account.ts', import.meta.url).pathname;
+const CLI = new URL('../../apps/api/src/cli/account.ts', import.meta.url).pathname;
 const KEY = randomBytes(32);
 const EMAIL = 'owner@console.test';
 const PASSWORD = 'a console password 42';

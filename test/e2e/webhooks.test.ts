@@ -3,9 +3,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { verify } from '@octokit/webhooks-methods';
 import type { WebhooksService } from '@scrapejobs/domain';
-import { createLogger } from '@scrapejobs/logging';
 import { Webhook } from 'standardwebhooks';
-import { webhooksServiceFor } from '../../apps/api/src/webhooks/routes.ts';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -104,13 +102,13 @@ interface Envelope {
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
   // The API's own wiring, with the worker's key and loopback targets allowed.
-  webhooks = webhooksServiceFor({
+  api = buildTestApi({
     db: tdb.db,
-    log: createLogger('e2e', 'silent'),
-    config: { WEBHOOK_SECRET_KEY: KEY, ALLOW_PRIVATE_NETWORK_TARGETS: true },
+    prefix: prefix.prefix,
+    webhooks: { WEBHOOK_SECRET_KEY: KEY, ALLOW_PRIVATE_NETWORK_TARGETS: true },
   });
+  webhooks = api.webhooks;
   site = await startSite();
   worker = await start('webhook-worker');
 });

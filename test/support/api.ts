@@ -1,19 +1,10 @@
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { Database } from '@scrapejobs/db';
-import {
-  JobsService,
-  KeysService,
-  QueueScheduler,
-  type RunDispatcher,
-  redisKeyChanges,
-  subscribedKeyCache,
-} from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
-import { createRegistry, registerQueueMetrics } from '@scrapejobs/observability';
-import { createQueue, runCancelChannel } from '@scrapejobs/queues';
+import { runCancelChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
-import { createApp } from '../../apps/api/src/app.ts';
-import { QueryCompiler } from '../../apps/api/src/jobs/query-compiler.ts';
+import { type ApiConfig, apiEnvSchema } from '../../apps/api/src/config.ts';
+import { createApiRuntime } from '../../apps/api/src/runtime.ts';
 import { REDIS_URL } from './redis.ts';
 
 export interface TestApiOptions {
@@ -23,92 +14,45 @@ export interface TestApiOptions {
   rateLimit?: number;
   proxies?: ProxyEntry[];
   adminToken?: string;
-  /** The query compiler's limits (defaults: production's). */
-  compiler?: ConstructorParameters<typeof QueryCompiler>[0];
-  /** Webhook settings read by webhooksServiceFor (loopback receivers need private targets allowed). */
-  webhooks?: { WEBHOOK_SECRET_KEY?: Buffer; ALLOW_PRIVATE_NETWORK_TARGETS?: boolean };
+  /** Webhook settings (loopback receivers need private targets allowed). */
+  webhooks?: Partial<Pick<ApiConfig, 'WEBHOOK_SECRET_KEY' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>>;
 }
 
-/** The real app wired to a real database, Redis and BullMQ queue, as main.ts does. */
+/**
+ * The API built by the runtime of apps/api/src/main.ts on a test's database, Redis prefix and
+ * settings (its defaults otherwise), without listening: tests call `app` through supertest.
+ */
 export function buildTestApi(opts: TestApiOptions) {
-  const redisOptions = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 1_000,
-    commandTimeout: 1_000,
-    lazyConnect: false,
+  const config: ApiConfig = {
+    ...apiEnvSchema.parse({}),
+    REDIS_URL: opts.redisUrl ?? REDIS_URL,
+    QUEUE_PREFIX: opts.prefix,
+    API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
+    PROXY_URLS: opts.proxies ?? [],
+    ADMIN_TOKEN: opts.adminToken,
+    ...opts.webhooks,
   };
-  const url = opts.redisUrl ?? REDIS_URL;
-  const redis = new Redis(url, redisOptions);
-  redis.on('error', () => {});
-  const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, opts.prefix);
-  const queueRedis = new Redis(url, redisOptions);
-  queueRedis.on('error', () => {});
-  const runs = createQueue('scrapeRuns', queueRedis, opts.prefix);
-  runs.on('error', () => {});
+  const runtime = createApiRuntime(config, { db: opts.db, log: createLogger('api-test', 'silent') });
+  // The runs the API asked workers to stop, as the workers hear it.
   const cancelled: string[] = [];
-  const dispatcher: RunDispatcher = {
-    async enqueue(runId, jobId) {
-      await runs.add('run', { runId, jobId }, { jobId: runId });
-    },
-    async cancel(runId) {
-      cancelled.push(runId);
-      await redis.publish(runCancelChannel(opts.prefix), runId);
-    },
-  };
-  const ticks = createQueue('scheduleTicks', queueRedis, opts.prefix);
-  ticks.on('error', () => {});
-  const scheduler = new QueueScheduler(ticks);
-  const jobs = new JobsService(opts.db, dispatcher, scheduler);
-  const registry = createRegistry('api');
-  registerQueueMetrics(registry, [runs, ticks]);
-  const compiler = new QueryCompiler(opts.compiler);
-  const app = createApp(
-    {
-      config: {
-        ...opts.webhooks,
-        API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
-        QUEUE_PREFIX: opts.prefix,
-        PROXY_URLS: opts.proxies ?? [],
-        TRUST_PROXY: 'loopback',
-        ADMIN_TOKEN: opts.adminToken,
-      },
-      db: opts.db,
-      redis,
-      keyCache,
-      dispatcher,
-      scheduler,
-      log: createLogger('api-test', 'silent'),
-      registry,
-      queues: [runs, ticks],
-      compiler,
-    },
-    jobs,
-  );
+  const listener = new Redis(config.REDIS_URL);
+  listener.on('error', () => {});
+  listener.on('message', (_channel, runId: string) => cancelled.push(runId));
+  void listener.subscribe(runCancelChannel(opts.prefix)).catch(() => {});
   return {
-    app,
-    runs,
-    ticks,
-    scheduler,
-    jobs,
-    redis,
+    app: runtime.app,
+    runs: runtime.queues.runs,
+    ticks: runtime.queues.ticks,
+    scheduler: runtime.scheduler,
+    jobs: runtime.services.jobs,
+    keys: runtime.services.keys,
+    webhooks: runtime.services.webhooks,
+    redis: runtime.redis,
+    keyCache: runtime.keyCache,
     cancelled,
-    keyCache,
-    keySubscriber,
-    keys: new KeysService(
-      opts.db,
-      redisKeyChanges(redis, opts.prefix, {
-        local: keyCache,
-        onError: () => {}, // this process's cache is emptied either way
-      }),
-    ),
     async close() {
-      await compiler.close();
-      await runs.close().catch(() => {});
-      await ticks.close().catch(() => {});
-      redis.disconnect();
-      keySubscriber.disconnect();
-      queueRedis.disconnect();
+      listener.disconnect();
+      await runtime.stop();
     },
   };
 }

@@ -3,14 +3,13 @@ import { createRequire } from 'node:module';
 import { consoleRouter } from '@scrapejobs/console';
 import type { Database } from '@scrapejobs/db';
 import {
+  type Accounts,
   AppError,
-  JobsService,
+  type JobsService,
   type KeyCache,
-  KeysService,
-  ResultsService,
-  type RunDispatcher,
-  redisKeyChanges,
-  type Scheduler,
+  type KeysService,
+  type ResultsService,
+  type WebhooksService,
 } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Histogram, type Registry } from '@scrapejobs/observability';
@@ -30,11 +29,20 @@ import { parseCreateJob } from './jobs/input.ts';
 import type { QueryCompiler } from './jobs/query-compiler.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { resultRoutes } from './results/routes.ts';
-import { webhookRoutesFor, webhooksServiceFor } from './webhooks/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
 
-export interface AppDeps {
+/** The services the API and its console share: built once per process (runtime.ts). */
+export interface ApiServices {
+  jobs: JobsService;
+  keys: KeysService;
+  results: ResultsService;
+  webhooks: WebhooksService;
+  accounts: Accounts;
+}
+
+export interface AppParts {
   config: Pick<
     ApiConfig,
     | 'API_RATE_LIMIT_PER_MINUTE'
@@ -43,14 +51,14 @@ export interface AppDeps {
     | 'TRUST_PROXY'
     | 'ADMIN_TOKEN'
     | 'WEBHOOK_SECRET_KEY'
+    | 'NODE_ENV'
   >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
   redis: Redis;
   /** Principals of recently used keys, attached to Redis for key changes. */
   keyCache: KeyCache;
-  dispatcher: RunDispatcher;
-  scheduler: Scheduler;
+  services: ApiServices;
   log: Logger;
   registry: Registry;
   /** Shown in the operators' dashboard. */
@@ -68,24 +76,21 @@ const DOCS_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 
 /**
  * The key of the console's sign-in form tokens, derived from the secret key every API process
- * is given (the development key without one, which webhooksServiceFor warns about).
+ * is given (the development key without one, which the runtime warns about).
  */
 const consoleFormKey = (secretKey: Buffer | undefined): Buffer =>
   Buffer.from(
     hkdfSync('sha256', secretKey ?? DEVELOPMENT_SECRET_KEY, '', 'scrapejobs console sign-in form', 32),
   );
 
-/** The API as an Express app; everything it talks to is passed in (the jobs service too, for tests). */
-export function createApp(
-  deps: AppDeps,
-  jobs = new JobsService(deps.db, deps.dispatcher, deps.scheduler),
-): express.Express {
-  const { config, db, redis, log } = deps;
+/** The API and its console as an Express app, over services built elsewhere (runtime.ts). */
+export function createApp(deps: AppParts): express.Express {
+  const { config, db, redis, log, services } = deps;
   const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler };
   const routes = [
-    ...jobRoutes(jobs, jobRules),
-    ...resultRoutes(new ResultsService(db)),
-    ...webhookRoutesFor(deps),
+    ...jobRoutes(services.jobs, jobRules),
+    ...resultRoutes(services.results),
+    ...webhookRoutes(services.webhooks),
   ];
   const openApi = buildOpenApi(routes, '1.0.0');
 
@@ -147,29 +152,14 @@ export function createApp(
   app.use(
     '/console',
     consoleRouter({
-      db,
       redis,
       log,
       prefix: config.QUEUE_PREFIX,
-      services: {
-        keys: new KeysService(
-          db,
-          redisKeyChanges(redis, config.QUEUE_PREFIX, {
-            local: deps.keyCache,
-            onError: (err, keyId) =>
-              log.warn(
-                { err: err.message, key_id: keyId },
-                'key change not announced to other API processes',
-              ),
-          }),
-        ),
-        jobs,
-        results: new ResultsService(db),
-        webhooks: webhooksServiceFor(deps),
-      },
+      services,
       parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
       formKey: consoleFormKey(config.WEBHOOK_SECRET_KEY),
       rateLimit: limit,
+      secureCookies: config.NODE_ENV === 'production',
     }),
   );
   app.use(resolveAuth(db, deps.keyCache));

@@ -4,6 +4,8 @@ import { z } from 'zod';
 
 export const apiEnvSchema = z.object({
   ...commonEnv,
+  /** `production` marks the console's session cookie Secure on every response. */
+  NODE_ENV: z.string().default('development'),
   PORT: envInt(0, 65_535).default(3000),
   API_RATE_LIMIT_PER_MINUTE: envInt(1).default(600),
   /** A query PostgreSQL leaves unanswered this long fails (its connection is closed): a 503, not a hang. */
@@ -24,3 +26,6 @@ export type ApiConfig = z.output<typeof apiEnvSchema>;
 
 export const loadApiConfig = (env: Record<string, string | undefined>): ApiConfig =>
   parseConfigOrExit(apiEnvSchema, env);
+
+/** The account command reads only the database's address. */
+export const accountCliEnvSchema = z.object({ DATABASE_URL: commonEnv.DATABASE_URL });

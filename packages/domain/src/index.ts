@@ -1,6 +1,14 @@
 // The rules of jobs, runs and their URLs, results, webhooks and keys, written once: the API, the
 // console and both workers call these services and stores; apps keep only their transport.
 export {
+  type Account,
+  AccountError,
+  Accounts,
+  normalizeEmail,
+  passwordStamp,
+} from './internal/accounts/accounts.ts';
+export { verifyPassword } from './internal/accounts/password.ts';
+export {
   AppError,
   conflict,
   forbidden,

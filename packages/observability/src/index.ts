@@ -100,3 +100,41 @@ export async function check(probe: () => Promise<unknown>, timeoutMs = 1_500): P
     clearTimeout(timer);
   }
 }
+
+/** What stopOnSignals needs to report: a pino-style logger. */
+interface ShutdownLog {
+  info(obj: object, msg: string): void;
+  warn(msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * A process's graceful end: on SIGTERM or SIGINT, `stop` runs once and the process exits 0; if
+ * it fails, or has not finished within `deadlineMs`, the process exits 1.
+ */
+export function stopOnSignals(
+  stop: () => Promise<void>,
+  opts: { log: ShutdownLog; deadlineMs: number },
+): void {
+  let stopping = false;
+  const onSignal = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    opts.log.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      opts.log.warn('shutdown deadline reached');
+      process.exit(1);
+    }, opts.deadlineMs);
+    deadline.unref();
+    try {
+      await stop();
+      opts.log.info({}, 'stopped');
+      process.exit(0);
+    } catch (err) {
+      opts.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void onSignal('SIGTERM'));
+  process.on('SIGINT', () => void onSignal('SIGINT'));
+}

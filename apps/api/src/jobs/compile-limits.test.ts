@@ -60,7 +60,8 @@ describe('compiling queries on create and update', () => {
       validJob({ queries: [{ name: 'title', type: 'xpath', query: '//h1[@class="t"]/text()' }] }),
     );
     expect(created.status).toBe(201);
-    expect(Date.now() - started).toBeLessThan(500);
+    // Behind mallory's queries it would wait their whole 5 s budget; a thread may still be starting.
+    expect(Date.now() - started).toBeLessThan(2_500);
     expect((await refused).status).toBe(400);
   });
 

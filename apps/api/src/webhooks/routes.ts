@@ -7,12 +7,8 @@ import {
   webhookListSchema,
   webhookSchema,
 } from '@scrapejobs/contracts';
-import type { Database } from '@scrapejobs/db';
-import { toDeliveryView, toWebhookView, WebhooksService } from '@scrapejobs/domain';
-import type { Logger } from '@scrapejobs/logging';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { toDeliveryView, toWebhookView, type WebhooksService } from '@scrapejobs/domain';
 import type { z } from 'zod';
-import type { ApiConfig } from '../config.ts';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
 
 const tag = 'Webhooks';
@@ -126,33 +122,3 @@ export function webhookRoutes(webhooks: WebhooksService): RouteDef[] {
     }),
   ];
 }
-
-/** Loggers already told that the development key is in use: once per app is enough. */
-const warned = new WeakSet<Logger>();
-
-type WebhookConfig = Partial<
-  Pick<ApiConfig, 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEY_PREVIOUS' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>
->;
-
-/**
- * The service wired from createApp's dependencies. Its `config` type predates webhooks, so the
- * webhook settings are read when present (main.ts passes the whole ApiConfig) and default
- * otherwise: private targets refused, and the development key, with a warning.
- */
-export function webhooksServiceFor(deps: { db: Database; log: Logger; config: object }): WebhooksService {
-  const config = deps.config as WebhookConfig;
-  if (!config.WEBHOOK_SECRET_KEY && !warned.has(deps.log)) {
-    warned.add(deps.log);
-    deps.log.warn(
-      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
-    );
-  }
-  const box = new SecretBox(
-    config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
-    config.WEBHOOK_SECRET_KEY_PREVIOUS,
-  );
-  return new WebhooksService(deps.db, { box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS ?? false });
-}
-
-export const webhookRoutesFor = (deps: { db: Database; log: Logger; config: object }): RouteDef[] =>
-  webhookRoutes(webhooksServiceFor(deps));

@@ -309,6 +309,24 @@ export class JobsService {
     });
   }
 
+  /** How many of the owner's jobs are in each state (states with none are left out). */
+  async countByStatus(owner: Owner): Promise<Partial<Record<JobStatusName, number>>> {
+    const groups = await this.#db.job.groupBy({
+      by: ['status'],
+      where: { userId: owner.userId, mode: owner.mode },
+      _count: { _all: true },
+    });
+    return Object.fromEntries(groups.map((g) => [g.status, g._count._all]));
+  }
+
+  /** One run of one of the owner's jobs; 404 for another owner's, or for a run of another job. */
+  async getRun(owner: Owner, jobId: string, runId: string) {
+    await this.get(owner, jobId);
+    const run = isId('run', runId) ? await this.#db.run.findFirst({ where: { id: runId, jobId } }) : null;
+    if (!run) throw notFound('Run');
+    return run;
+  }
+
   async listRuns(owner: Owner, id: string, opts: { limit: number; cursor?: string | undefined }) {
     await this.get(owner, id);
     const before = decodeCursor('run', opts.cursor);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
+import { verifyPassword } from '@scrapejobs/domain';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { verifyPassword } from '../auth/password.ts';
 
 const CLI = new URL('./account.ts', import.meta.url).pathname;
 

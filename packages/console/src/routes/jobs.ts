@@ -25,16 +25,10 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     const owner = kit.owner(req);
     const status = STATUSES.find((s) => s === req.query.status);
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-    const [list, groups] = await Promise.all([
+    const [list, counts] = await Promise.all([
       jobs.list(owner, { status, limit: PAGE_SIZE, cursor }),
-      deps.db.job.groupBy({
-        by: ['status'],
-        where: { userId: owner.userId, mode: owner.mode },
-        _count: { _all: true },
-      }),
+      jobs.countByStatus(owner),
     ]);
-    const counts: Partial<Record<JobStatusName, number>> = {};
-    for (const g of groups) counts[g.status] = g._count._all;
     kit.send(
       res,
       200,
@@ -75,9 +69,7 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     ]);
     const previewRun =
       runs.items.find((r) => r.id === preview.runId) ??
-      (preview.runId
-        ? ((await deps.db.run.findFirst({ where: { id: preview.runId, jobId: id } })) ?? undefined)
-        : undefined);
+      (preview.runId ? await jobs.getRun(owner, id, preview.runId) : undefined);
     kit.send(res, 200, jobDetailPage(await kit.page(req), job, runs.items, preview, previewRun));
   });
 

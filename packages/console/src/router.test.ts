@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { Accounts } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import express from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
 import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
-import { Accounts } from './auth/accounts.ts';
 import type { ConsoleDeps, ConsoleServices } from './deps.ts';
 import { SessionStore } from './http/session.ts';
 import { consoleRouter } from './router.ts';
@@ -17,26 +17,27 @@ const FORM_KEY = randomBytes(32);
 let tdb: TestDatabase;
 const calls: string[] = [];
 
-// Services that only record calls: a refused request must never reach them.
+// Services that only record calls (a refused request must never reach them), but real accounts.
 const services = new Proxy(
   {},
   {
     get: (_t, service: string) =>
-      new Proxy(
-        {},
-        {
-          get: (_u, method: string) => async () => {
-            calls.push(`${service}.${method}`);
-            throw new Error('not under test');
-          },
-        },
-      ),
+      service === 'accounts'
+        ? new Accounts(tdb.db)
+        : new Proxy(
+            {},
+            {
+              get: (_u, method: string) => async () => {
+                calls.push(`${service}.${method}`);
+                throw new Error('not under test');
+              },
+            },
+          ),
   },
 ) as ConsoleServices;
 
 function build(over: Partial<ConsoleDeps> = {}) {
   const deps: ConsoleDeps = {
-    db: tdb.db,
     redis,
     prefix: prefix.prefix,
     log: createLogger('console-test', 'silent'),
@@ -45,6 +46,7 @@ function build(over: Partial<ConsoleDeps> = {}) {
       throw new Error('not under test');
     },
     formKey: FORM_KEY,
+    secureCookies: false,
     ...over,
   };
   const router = consoleRouter(deps);

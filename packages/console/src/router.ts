@@ -1,8 +1,6 @@
 import { unstorableText } from '@scrapejobs/contracts';
 import { isDatabaseUnavailable } from '@scrapejobs/db';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import { Accounts } from './auth/accounts.ts';
-import { loadConsoleConfig } from './config.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { assetHandler } from './http/assets.ts';
 import { CSRF_FIELD, csrfMatches, FormTokens, formNonce } from './http/csrf.ts';
@@ -37,9 +35,8 @@ const FORGED =
  * sign-in: a signed-in session. Nothing is stored for a visitor until they sign in.
  */
 export function consoleRouter(deps: ConsoleDeps): Router {
-  const alwaysSecure = deps.secureCookies ?? loadConsoleConfig().NODE_ENV === 'production';
-  const kit = new Kit(new SessionStore(deps.redis, deps.prefix), alwaysSecure);
-  const accounts = new Accounts(deps.db);
+  const kit = new Kit(new SessionStore(deps.redis, deps.prefix), deps.secureCookies);
+  const { accounts } = deps.services;
   const formTokens = new FormTokens(deps.formKey);
   const router = Router();
 

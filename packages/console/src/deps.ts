@@ -1,6 +1,5 @@
 import type { CreateJobInput } from '@scrapejobs/contracts';
-import type { Database } from '@scrapejobs/db';
-import type { JobsService, KeysService, ResultsService, WebhooksService } from '@scrapejobs/domain';
+import type { Accounts, JobsService, KeysService, ResultsService, WebhooksService } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
@@ -8,7 +7,11 @@ import type { Redis } from 'ioredis';
 
 export interface ConsoleServices {
   keys: Pick<KeysService, 'create' | 'list' | 'revoke' | 'regenerate'>;
-  jobs: Pick<JobsService, 'list' | 'get' | 'create' | 'run' | 'pause' | 'resume' | 'listRuns'>;
+  jobs: Pick<
+    JobsService,
+    'list' | 'countByStatus' | 'get' | 'getRun' | 'create' | 'run' | 'pause' | 'resume' | 'listRuns'
+  >;
+  accounts: Pick<Accounts, 'authenticate' | 'current'>;
   results: Pick<ResultsService, 'list' | 'download'>;
   webhooks: Pick<
     WebhooksService,
@@ -17,7 +20,6 @@ export interface ConsoleServices {
 }
 
 export interface ConsoleDeps {
-  db: Database;
   /** Sessions and the sign-in limit live here, shared by every API process. */
   redis: Redis;
   /** QUEUE_PREFIX: every Redis key of the console starts with it. */
@@ -33,8 +35,8 @@ export interface ConsoleDeps {
   formKey: Buffer;
   /** Runs first on every console request: the API's per-address rate limit (its 429 is a page). */
   rateLimit?: RequestHandler;
-  /** Marks the cookie Secure on every response (default: when NODE_ENV is production). */
-  secureCookies?: boolean;
+  /** Marks the cookie Secure on every response (in production); otherwise only on https requests. */
+  secureCookies: boolean;
 }
 
 export type { DeliveryRow, KeyView, Owner, StoredResult, WebhookRow } from '@scrapejobs/domain';

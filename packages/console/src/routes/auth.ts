@@ -1,6 +1,6 @@
+import { normalizeEmail } from '@scrapejobs/domain';
 import type { Request, Response, Router } from 'express';
-import type { Accounts } from '../auth/accounts.ts';
-import { normalizeEmail } from '../auth/accounts.ts';
+import type { ConsoleServices } from '../deps.ts';
 import { type FormTokens, formNonce } from '../http/csrf.ts';
 import { field, type Kit } from '../http/kit.ts';
 import { newSecret } from '../http/session.ts';
@@ -18,7 +18,7 @@ const RETURN_TO = /^\/console\/(jobs|webhooks|keys)$/;
 export function authRoutes(
   router: Router,
   kit: Kit,
-  accounts: Accounts,
+  accounts: ConsoleServices['accounts'],
   limiter: SignInLimiter,
   tokens: FormTokens,
 ): void {

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { parseConfig } from '@scrapejobs/config';
 import { createDatabase } from '@scrapejobs/db';
-import { AccountError, Accounts } from '../auth/accounts.ts';
+import { AccountError, Accounts } from '@scrapejobs/domain';
 import { accountCliEnvSchema } from '../config.ts';
 
 const USAGE = `usage:

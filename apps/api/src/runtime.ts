@@ -1,0 +1,197 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDatabase, type Database } from '@scrapejobs/db';
+import {
+  Accounts,
+  JobsService,
+  type KeyCache,
+  KeysService,
+  QueueScheduler,
+  ResultsService,
+  type RunDispatcher,
+  redisKeyChanges,
+  subscribedKeyCache,
+  WebhooksService,
+} from '@scrapejobs/domain';
+import { createLogger, type Logger } from '@scrapejobs/logging';
+import { createRegistry, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { createQueue, runCancelChannel } from '@scrapejobs/queues';
+import type express from 'express';
+import { Redis } from 'ioredis';
+import { type ApiServices, createApp } from './app.ts';
+import type { ApiConfig } from './config.ts';
+import { QueryCompiler } from './jobs/query-compiler.ts';
+import { startTickWorker } from './schedules/ticks.ts';
+
+export interface ApiRuntime {
+  readonly app: express.Express;
+  readonly services: ApiServices;
+  readonly db: Database;
+  /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
+  readonly redis: Redis;
+  readonly queues: {
+    readonly runs: ReturnType<typeof createQueue<'scrapeRuns'>>;
+    readonly ticks: ReturnType<typeof createQueue<'scheduleTicks'>>;
+  };
+  readonly scheduler: QueueScheduler;
+  readonly keyCache: KeyCache;
+  readonly registry: Registry;
+  readonly log: Logger;
+  /** Serves HTTP on PORT, consumes schedule ticks and reconciles schedules with PostgreSQL. */
+  start(): Promise<{ port: number }>;
+  /**
+   * Lets requests in flight finish (cut after SHUTDOWN_TIMEOUT_MS), then closes every connection
+   * the runtime opened. Without start(), it only closes.
+   */
+  stop(): Promise<void>;
+}
+
+export interface ApiRuntimeOptions {
+  /** A database client to use instead of one made from DATABASE_URL (tests share one per file); not closed by stop(). */
+  db?: Database;
+  log?: Logger;
+}
+
+// No offline queue: while Redis is away a command fails at once and the request gets 503.
+const REDIS_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 1_500,
+  commandTimeout: 1_500,
+};
+
+/** The API process: every service built once, shared by the API's routes and the console. */
+export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions = {}): ApiRuntime {
+  const log = options.log ?? createLogger('api', config.LOG_LEVEL);
+  const db =
+    options.db ??
+    createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS });
+  // Every connection opened here, closed by stop() (a queue does not close one it was given).
+  const connections: Redis[] = [];
+  const connect = (name: string, options: object = REDIS_OPTIONS) => {
+    const redis = new Redis(config.REDIS_URL, { ...options, connectionName: `api:${name}` });
+    redis.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
+    connections.push(redis);
+    return redis;
+  };
+  const redis = connect('commands');
+  const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, config.QUEUE_PREFIX);
+  const runs = createQueue('scrapeRuns', connect('runs'), config.QUEUE_PREFIX);
+  const ticks = createQueue('scheduleTicks', connect('ticks'), config.QUEUE_PREFIX);
+  for (const queue of [runs, ticks])
+    queue.on('error', (err) => log.warn({ err: err.message, queue: queue.name }, 'queue connection error'));
+
+  const dispatcher: RunDispatcher = {
+    async enqueue(runId, jobId) {
+      await runs.add('run', { runId, jobId }, { jobId: runId });
+    },
+    async cancel(runId) {
+      await redis.publish(runCancelChannel(config.QUEUE_PREFIX), runId);
+    },
+  };
+  const scheduler = new QueueScheduler(ticks);
+  if (!config.WEBHOOK_SECRET_KEY)
+    log.warn(
+      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
+    );
+  const services: ApiServices = {
+    jobs: new JobsService(db, dispatcher, scheduler),
+    keys: new KeysService(
+      db,
+      redisKeyChanges(redis, config.QUEUE_PREFIX, {
+        local: keyCache,
+        onError: (err, keyId) =>
+          log.warn({ err: err.message, key_id: keyId }, 'key change not announced to other API processes'),
+      }),
+    ),
+    // One for the API and the console: its cap on downloads counts both.
+    results: new ResultsService(db),
+    webhooks: new WebhooksService(db, {
+      box: new SecretBox(
+        config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
+        config.WEBHOOK_SECRET_KEY_PREVIOUS,
+      ),
+      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+    }),
+    accounts: new Accounts(db),
+  };
+  const registry = createRegistry('api');
+  registerQueueMetrics(registry, [runs, ticks]);
+  const compiler = new QueryCompiler();
+  const app = createApp({
+    config,
+    db,
+    redis,
+    keyCache,
+    services,
+    log,
+    registry,
+    queues: [runs, ticks],
+    compiler,
+  });
+
+  let server: Server | null = null;
+  let tickWorker: ReturnType<typeof startTickWorker> | null = null;
+
+  return {
+    app,
+    services,
+    db,
+    redis,
+    queues: { runs, ticks },
+    scheduler,
+    keyCache,
+    registry,
+    log,
+
+    async start() {
+      tickWorker = startTickWorker(
+        { db, jobs: services.jobs, scheduler, log, registry },
+        connect('tick-worker', { maxRetriesPerRequest: null }),
+        config.QUEUE_PREFIX,
+      );
+      // Schedules live in Redis and PostgreSQL: put back any that Redis lost, drop orphans.
+      scheduler.reconcile(db).then(
+        (r) => (r.armed.length || r.removed.length) && log.info(r, 'schedules reconciled'),
+        (err: Error) =>
+          log.warn({ err: err.message }, 'schedule reconciliation failed; it runs again at the next start'),
+      );
+      // Commands fail at once while Redis connects (no offline queue), so wait for it briefly
+      // before taking requests; if it stays away the API still starts and answers 503 until it is back.
+      if (redis.status !== 'ready') await Promise.race([once(redis, 'ready'), sleep(3_000)]);
+      const listening = app.listen(config.PORT);
+      await once(listening, 'listening');
+      listening.keepAliveTimeout = 65_000;
+      server = listening;
+      const { port } = listening.address() as AddressInfo;
+      log.info({ port }, 'api listening');
+      return { port };
+    },
+
+    async stop() {
+      if (server) {
+        const open = server;
+        const deadline = setTimeout(() => {
+          log.warn('shutdown deadline reached; closing remaining connections');
+          open.closeAllConnections();
+        }, config.SHUTDOWN_TIMEOUT_MS);
+        deadline.unref();
+        await new Promise<void>((resolve) => {
+          open.close(() => resolve());
+          open.closeIdleConnections();
+        });
+        clearTimeout(deadline);
+      }
+      await Promise.allSettled([tickWorker?.close(), runs.close(), ticks.close(), compiler.close()]);
+      for (const connection of connections) connection.disconnect();
+      keySubscriber.disconnect();
+      if (!options.db) {
+        await db.$disconnect();
+        await db.pool.end().catch(() => {});
+      }
+    },
+  };
+}
