@@ -138,3 +138,12 @@ export function stopOnSignals(
   process.on('SIGTERM', () => void onSignal('SIGTERM'));
   process.on('SIGINT', () => void onSignal('SIGINT'));
 }
+
+/** Runs `task` every `ms` milliseconds without keeping the process alive; returns what stops it. */
+export function repeat(ms: number, task: () => Promise<unknown>, onError: (err: Error) => void): () => void {
+  const timer = setInterval(() => {
+    task().catch(onError);
+  }, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
