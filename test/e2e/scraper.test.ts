@@ -316,4 +316,46 @@ describe('scraper worker', () => {
     expect(await tdb.db.result.count({ where: { runId } })).toBe(60);
     expect(second.logs.some((l) => l.msg === 'run finished' && l.run_id === runId)).toBe(true);
   });
+
+  it('applies an update of a job from its next run, even while its run waits between requests', async () => {
+    await startWorker();
+    // 30 a minute: the run hands itself back to the queue between its requests.
+    const { jobId, runId } = await runJob({ source: `${site.url}/page/{21,22,23}`, rate_limit: 30 });
+    await until(
+      async () => (await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).doneUrls.length >= 1,
+    );
+    const updated = await c.patch(`/jobs/${jobId}`, {
+      source: `${site.url}/page/{31,32}`,
+      queries: [{ name: 'first_item', type: 'css', query: 'li.item a' }],
+    });
+    expect(updated.status).toBe(200);
+    expect((await finished(jobId, 30_000)).status).toBe('success');
+    const rows = await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } });
+    expect(rows.map((r) => r.url)).toEqual(
+      [21, 22, 23].flatMap((n) => Array(3).fill(`${site.url}/page/${n}`)),
+    );
+    expect(new Set(rows.map((r) => Object.keys(r.data as object).sort().join()))).toEqual(
+      new Set(['item,price,title']),
+    );
+    expect(site.hits.filter((h) => h.path === '/page/31' || h.path === '/page/32')).toEqual([]);
+
+    const next = await c.post(`/jobs/${jobId}/run`);
+    await until(
+      async () =>
+        (await tdb.db.run.findUniqueOrThrow({ where: { id: next.body.run_id } })).status !== 'running',
+      30_000,
+    );
+    const nextRows = await tdb.db.result.findMany({
+      where: { runId: next.body.run_id },
+      orderBy: { urlIndex: 'asc' },
+    });
+    expect(nextRows.map((r) => r.data)).toEqual([
+      { first_item: 'Item 0' },
+      { first_item: 'Item 1' },
+      { first_item: 'Item 2' },
+      { first_item: 'Item 0' },
+      { first_item: 'Item 1' },
+      { first_item: 'Item 2' },
+    ]);
+  });
 });

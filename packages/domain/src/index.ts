@@ -50,6 +50,7 @@ export {
   type PageRows,
   type RunEnding,
   type RunFailure,
+  type RunSettings,
   RunStore,
   type UrlOutcome,
 } from './internal/runs/store.ts';

@@ -1,7 +1,7 @@
-import { FAILURE_CODES, type ProxyConfig, type RenderConfig } from '@scrapejobs/contracts';
+import { FAILURE_CODES } from '@scrapejobs/contracts';
 import type { JobModel, RunModel } from '@scrapejobs/db';
-import type { RunFailure, RunStore } from '@scrapejobs/domain';
-import { expandGlob, type QuerySpec } from '@scrapejobs/extraction';
+import type { RunFailure, RunSettings, RunStore } from '@scrapejobs/domain';
+import { expandGlob } from '@scrapejobs/extraction';
 import type { Logger } from '@scrapejobs/logging';
 import type { PageExtractor } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
@@ -79,13 +79,14 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export async function executeRun(deps: ExecutorDeps, runId: string, stop: AbortSignal): Promise<RunEnd> {
   const loaded = await deps.store.load(runId);
   if (!loaded) return 'skipped';
-  return new RunExecution(deps, loaded.run, loaded.job, stop).execute();
+  return new RunExecution(deps, loaded.run, loaded.job, loaded.settings, stop).execute();
 }
 
 class RunExecution {
   readonly #deps: ExecutorDeps;
   readonly #run: RunModel;
   readonly #job: JobModel;
+  readonly #settings: RunSettings;
   readonly #stop: AbortSignal;
   readonly #log: Logger;
   readonly #deadline: number;
@@ -99,10 +100,11 @@ class RunExecution {
   #handBackAt: number | null = null;
   #haltedBy: unknown = null;
 
-  constructor(deps: ExecutorDeps, run: RunModel, job: JobModel, stop: AbortSignal) {
+  constructor(deps: ExecutorDeps, run: RunModel, job: JobModel, settings: RunSettings, stop: AbortSignal) {
     this.#deps = deps;
     this.#run = run;
     this.#job = job;
+    this.#settings = settings;
     this.#stop = stop;
     this.#log = deps.log.child({ run_id: run.id, job_id: job.id });
     this.#deadline = run.startedAt.getTime() + deps.runTimeoutMs;
@@ -114,8 +116,9 @@ class RunExecution {
   async execute(): Promise<RunEnd> {
     const { store } = this.#deps;
     const runId = this.#run.id;
-    const expanded = expandGlob(this.#job.source, MAX_URLS);
-    this.#urls = expanded.ok ? expanded.urls : [this.#job.source];
+    const { source } = this.#settings;
+    const expanded = expandGlob(source, MAX_URLS);
+    this.#urls = expanded.ok ? expanded.urls : [source];
     await store.setTotal(runId, this.#urls.length);
     // A run taken over from another worker resumes after the URLs whose outcome is stored.
     const done = new Set(this.#run.doneUrls);
@@ -145,8 +148,8 @@ class RunExecution {
     try {
       load = await pageLoaderFor(this.#deps, {
         jobId: this.#job.id,
-        renderConfig: this.#job.renderConfig as RenderConfig | null,
-        proxyConfig: this.#job.proxyConfig as ProxyConfig | null,
+        renderConfig: this.#settings.renderConfig,
+        proxyConfig: this.#settings.proxyConfig,
       });
     } catch (err) {
       // A job that cannot start at all (no proxies any more, no browser) fails every URL.
@@ -189,7 +192,7 @@ class RunExecution {
       const page = await load(url, this.#signal, () => this.#nextStart());
       const rows = await extractor.extract(
         this.#job.userId,
-        { key: this.#run.id, queries: this.#job.queries as unknown as QuerySpec[], page },
+        { key: this.#run.id, queries: this.#settings.queries, page },
         this.#signal,
       );
       this.#batch.add({ index, failure: null }, { url, urlIndex: index, scrapedAt: new Date(), rows });
@@ -234,7 +237,12 @@ class RunExecution {
 
   /** Waits for the job's next request start, or hands the run back when it is too far away. */
   async #nextStart(): Promise<void> {
-    const at = await this.#deps.limiter.acquire(this.#job.id, this.#job.rateLimit, this.#signal, MAX_HOLD_MS);
+    const at = await this.#deps.limiter.acquire(
+      this.#job.id,
+      this.#settings.rateLimit,
+      this.#signal,
+      MAX_HOLD_MS,
+    );
     if (at === null) return;
     this.#handBack(at);
     throw new HandingBack();

@@ -221,10 +221,13 @@ export class JobsService {
                UPDATE jobs SET status = 'running', last_run_at = $4, last_run_id = $5, updated_at = $4,
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
-                RETURNING id, name),
+                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config),
              run AS (
-               INSERT INTO runs (id, job_id, status, trigger, started_at)
-               SELECT $5, id, 'running', $6::"RunTrigger", $4 FROM started)
+               INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
+               SELECT $5, id, 'running', $6::"RunTrigger", $4,
+                      jsonb_build_object('source', source, 'queries', queries, 'rate_limit', rate_limit,
+                                         'render_config', render_config, 'proxy_config', proxy_config)
+                 FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started',
                   jsonb_build_object('job_id', id, 'job_name', name, 'run_id', $5::text,

@@ -1,4 +1,13 @@
+import {
+  type ProxyConfig,
+  proxyConfigSchema,
+  type Query,
+  querySchema,
+  type RenderConfig,
+  renderConfigSchema,
+} from '@scrapejobs/contracts';
 import { type Database, type JobModel, newId, Prisma, type RunModel } from '@scrapejobs/db';
+import { z } from 'zod';
 
 /** One page's records, serialised as soon as they are extracted: row index = position in `rows`. */
 export interface PageRows {
@@ -20,6 +29,45 @@ export interface UrlOutcome {
   failure: RunFailure | null;
 }
 
+/** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
+export interface RunSettings {
+  source: string;
+  queries: Query[];
+  rateLimit: number;
+  renderConfig: RenderConfig | null;
+  proxyConfig: ProxyConfig | null;
+}
+
+const settingsSchema = z
+  .object({
+    source: z.string(),
+    queries: z.array(querySchema),
+    rate_limit: z.number(),
+    render_config: renderConfigSchema.nullable(),
+    proxy_config: proxyConfigSchema.nullable(),
+  })
+  .transform(
+    (s): RunSettings => ({
+      source: s.source,
+      queries: s.queries,
+      rateLimit: s.rate_limit,
+      renderConfig: s.render_config,
+      proxyConfig: s.proxy_config,
+    }),
+  );
+
+/** A run's settings; a run started before they were kept takes its job's as they are now. */
+const settingsOf = (run: RunModel, job: JobModel): RunSettings =>
+  settingsSchema.parse(
+    run.settings ?? {
+      source: job.source,
+      queries: job.queries,
+      rate_limit: job.rateLimit,
+      render_config: job.renderConfig,
+      proxy_config: job.proxyConfig,
+    },
+  );
+
 /** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
 const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
 
@@ -40,12 +88,15 @@ export class RunStore {
     this.#publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   }
 
-  /** The run with its job, or null when it is gone or no longer running (cancelled, finished, deleted). */
-  async load(runId: string): Promise<{ run: RunModel; job: JobModel } | null> {
+  /**
+   * The run with its job and the settings it runs with, or null when it is gone or no longer
+   * running (cancelled, finished, deleted).
+   */
+  async load(runId: string): Promise<{ run: RunModel; job: JobModel; settings: RunSettings } | null> {
     const run = await this.#db.run.findUnique({ where: { id: runId }, include: { job: true } });
     if (run?.status !== 'running') return null;
     const { job, ...rest } = run;
-    return { run: rest, job };
+    return { run: rest, job, settings: settingsOf(rest, job) };
   }
 
   async setTotal(runId: string, totalUrls: number): Promise<void> {
