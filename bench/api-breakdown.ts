@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { listJobsQuerySchema } from '@scrapejobs/contracts';
 import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
-import { hashToken, JobsService, KeysService, toDetail, toListItem } from '@scrapejobs/domain';
+import { hashToken, JobsService, KeysService, toDetail, toJob, toListItem } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -207,7 +207,11 @@ return n`;
         orderBy: { id: 'desc' },
         take: 101,
       });
-      return JSON.stringify({ jobs: rows.slice(0, 100).map(toListItem), count: 100, next_cursor: null });
+      return JSON.stringify({
+        jobs: rows.slice(0, 100).map((row) => toListItem(toJob(row))),
+        count: 100,
+        next_cursor: null,
+      });
     }),
   );
   steps.push(
@@ -260,7 +264,9 @@ return n`;
     ),
   );
   await compiler.close();
-  steps.push(await measure('create: toDetail + JSON.stringify', () => JSON.stringify(toDetail(detail)), 1));
+  steps.push(
+    await measure('create: toDetail + JSON.stringify', () => JSON.stringify(toDetail(toJob(detail))), 1),
+  );
 } finally {
   await db.$disconnect();
   await db.pool.end();

@@ -29,6 +29,8 @@ export {
   subscribedKeyCache,
 } from './internal/keys/key-cache.ts';
 export { KeysService, type KeyView, newToken, parseScopes } from './internal/keys/service.ts';
+export { type Job, type Run, type RunFailure, toJob, toRun } from './internal/model.ts';
+export { type OutboxKind, outboxEvent } from './internal/outbox.ts';
 export { decodeCursor, encodeCursor, type Page, pageOf } from './internal/paging.ts';
 export {
   hashToken,
@@ -49,7 +51,6 @@ export {
 export {
   type PageRows,
   type RunEnding,
-  type RunFailure,
   type RunSettings,
   RunStore,
   type UrlOutcome,

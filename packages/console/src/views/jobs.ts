@@ -1,5 +1,5 @@
 import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contracts';
-import type { JobModel, RunModel } from '@scrapejobs/db';
+import type { Job, Run } from '@scrapejobs/domain';
 import type { StoredResult } from '../deps.ts';
 import { badge, duration, plural, when } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -71,12 +71,12 @@ interface Preview {
 
 export function jobDetailPage(
   ctx: PageContext,
-  job: JobModel,
-  runs: RunModel[],
+  job: Job,
+  runs: Run[],
   preview: Preview,
-  previewRun: RunModel | undefined,
+  previewRun: Run | undefined,
 ): SafeHtml {
-  const queries = job.queries as { name: string; type: string; query: string; join?: boolean }[];
+  const { queries } = job;
   const render = job.renderConfig as { enabled?: boolean; wait_strategy?: string } | null;
   const proxy = job.proxyConfig as {
     enabled?: boolean;
@@ -127,7 +127,7 @@ ${actions}
 <dl class="config">
   <dt>Source</dt><dd class="mono wrap">${job.source}</dd>
   <dt>Rate limit</dt><dd>${job.rateLimit} requests per minute</dd>
-  <dt>Schedule</dt><dd>${describeSchedule(job.scheduling as Scheduling | null)}</dd>
+  <dt>Schedule</dt><dd>${describeSchedule(job.scheduling)}</dd>
   <dt>Rendering</dt><dd>${render?.enabled ? `headless browser, wait for ${render.wait_strategy ?? 'load'}` : 'off (plain HTTP)'}</dd>
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
 </dl>
@@ -175,7 +175,7 @@ ${
 <caption class="visually-hidden">Runs, newest first</caption>
 <thead><tr><th scope="col">Started</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col" class="num">Records</th><th scope="col" class="num">URLs ok / failed</th><th scope="col">Error</th></tr></thead>
 <tbody>${runs.map((r) => {
-        const error = r.error as { code?: string; message?: string } | null;
+        const { error } = r;
         return html`<tr>
 <td data-label="Started">${when(r.startedAt)}</td>
 <td data-label="Status">${badge(r.status)}</td>
@@ -183,7 +183,7 @@ ${
 <td data-label="Duration">${duration(r.durationMs)}</td>
 <td data-label="Records" class="num">${r.resultsCount}</td>
 <td data-label="URLs ok / failed" class="num">${r.successfulUrls} / ${r.failedUrls}</td>
-<td data-label="Error" class="wrap">${error ? `${error.code ?? ''} ${error.message ?? ''}` : html`<span class="muted">—</span>`}</td>
+<td data-label="Error" class="wrap">${error ? `${error.code} ${error.message}` : html`<span class="muted">—</span>`}</td>
 </tr>`;
       })}</tbody>
 </table>`

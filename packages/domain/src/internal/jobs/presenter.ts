@@ -1,9 +1,9 @@
 import type { JobDetail, JobListItem, RunView } from '@scrapejobs/contracts';
-import type { JobModel, RunModel } from '@scrapejobs/db';
+import type { Job, Run } from '../model.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toListItem(job: JobModel): JobListItem {
+export function toListItem(job: Job): JobListItem {
   return {
     job_id: job.id,
     name: job.name,
@@ -16,21 +16,21 @@ export function toListItem(job: JobModel): JobListItem {
   };
 }
 
-export function toDetail(job: JobModel): JobDetail {
+export function toDetail(job: Job): JobDetail {
   return {
     ...toListItem(job),
     updated_at: job.updatedAt.toISOString(),
     rate_limit: job.rateLimit,
-    queries: job.queries as JobDetail['queries'],
-    scheduling: job.scheduling as JobDetail['scheduling'],
-    render_config: job.renderConfig as JobDetail['render_config'],
-    proxy_config: job.proxyConfig as JobDetail['proxy_config'],
+    queries: job.queries,
+    scheduling: job.scheduling,
+    render_config: job.renderConfig,
+    proxy_config: job.proxyConfig,
     last_run_id: job.lastRunId,
     mode: job.mode,
   };
 }
 
-export function toRunView(run: RunModel): RunView {
+export function toRunView(run: Run): RunView {
   return {
     run_id: run.id,
     status: run.status,
@@ -41,6 +41,6 @@ export function toRunView(run: RunModel): RunView {
     results_count: run.resultsCount,
     successful_urls: run.successfulUrls,
     failed_urls: run.failedUrls,
-    error: run.error as RunView['error'],
+    error: run.error,
   };
 }

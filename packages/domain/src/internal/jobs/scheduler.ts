@@ -1,4 +1,4 @@
-import type { Scheduling } from '@scrapejobs/contracts';
+import { type Scheduling, schedulingSchema } from '@scrapejobs/contracts';
 import { type Database, Prisma } from '@scrapejobs/db';
 import type { Payload } from '@scrapejobs/queues';
 import type { Queue } from 'bullmq';
@@ -40,7 +40,7 @@ export class QueueScheduler implements Scheduler {
       where: { scheduling: { not: Prisma.DbNull }, status: { not: 'paused' } },
       select: { id: true, scheduling: true },
     });
-    const wanted = new Map(jobs.map((j) => [j.id, j.scheduling as Scheduling]));
+    const wanted = new Map(jobs.map((j) => [j.id, schedulingSchema.parse(j.scheduling)]));
     const existing = await this.#queue.getJobSchedulers(0, -1);
     const armed: string[] = [];
     const removed: string[] = [];

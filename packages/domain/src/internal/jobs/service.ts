@@ -15,6 +15,8 @@ import {
   transaction,
 } from '@scrapejobs/db';
 import { conflict, notFound, validationError } from '../errors.ts';
+import { type Job, type Run, toJob, toRun } from '../model.ts';
+import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
 import { nextRunAt } from './cron.ts';
@@ -34,18 +36,6 @@ const jsonOrNull = (v: unknown) => (v === null ? Prisma.DbNull : (v as Prisma.In
 const jsonText = (v: unknown) => (v === null ? null : JSON.stringify(v));
 /** A timestamp column (UTC) as the API's ISO 8601 text, formatted by PostgreSQL. */
 const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-function eventRow(owner: Owner, jobId: string, kind: string, data: Record<string, unknown>, at: Date) {
-  return {
-    id: newId('evt'),
-    userId: owner.userId,
-    mode: owner.mode,
-    jobId,
-    kind,
-    data: data as Prisma.InputJsonObject,
-    createdAt: at,
-  };
-}
 
 /**
  * Jobs and their state transitions (contract 3.8). Every change of state is one transaction,
@@ -105,17 +95,17 @@ export class JobsService {
     return pageOf(items, opts.limit, (item) => item.job_id);
   }
 
-  async get(owner: Owner, id: string, tx: Tx = this.#db): Promise<JobModel> {
+  async get(owner: Owner, id: string, tx: Tx = this.#db): Promise<Job> {
     const job = isId('job', id)
       ? await tx.job.findFirst({ where: { id, userId: owner.userId, mode: owner.mode } })
       : null;
     if (!job) throw notFound('Job');
-    return job;
+    return toJob(job);
   }
 
-  async create(owner: Owner, input: CreateJobInput): Promise<JobModel> {
+  async create(owner: Owner, input: CreateJobInput): Promise<Job> {
     const now = this.#now();
-    const job: JobModel = {
+    const job: Job = {
       id: newId('job', now.getTime()),
       userId: owner.userId,
       mode: owner.mode,
@@ -165,7 +155,7 @@ export class JobsService {
     return job;
   }
 
-  async update(owner: Owner, id: string, input: UpdateJobInput): Promise<JobModel> {
+  async update(owner: Owner, id: string, input: UpdateJobInput): Promise<Job> {
     const now = this.#now();
     return this.#db.$transaction(async (tx) => {
       const current = await this.#lock(tx, owner, id);
@@ -185,7 +175,7 @@ export class JobsService {
         if (armed) await this.#scheduler.arm(id, scheduling);
         else await this.#scheduler.disarm(id);
       }
-      return tx.job.update({ where: { id }, data });
+      return toJob(await tx.job.update({ where: { id }, data }));
     });
   }
 
@@ -254,7 +244,7 @@ export class JobsService {
   }
 
   /** Pauses a job; a running run is cancelled and keeps the results it already stored. */
-  async pause(owner: Owner, id: string): Promise<JobModel> {
+  async pause(owner: Owner, id: string): Promise<Job> {
     const now = this.#now();
     const { job, cancelledRun } = await this.#db.$transaction(async (tx) => {
       const current = await this.#lock(tx, owner, id);
@@ -279,29 +269,28 @@ export class JobsService {
         data: { status: 'paused', updatedAt: now, nextRunAt: null },
       });
       await tx.event.create({
-        data: eventRow(
+        data: outboxEvent(
           owner,
-          job.id,
           'job.paused',
           { job_id: job.id, job_name: job.name, status: 'paused' },
-          now,
+          { jobId: job.id, at: now },
         ),
       });
       await this.#scheduler.disarm(job.id);
       return { job, cancelledRun };
     });
     if (cancelledRun) await this.#dispatcher.cancel(cancelledRun);
-    return job;
+    return toJob(job);
   }
 
-  async resume(owner: Owner, id: string): Promise<JobModel> {
+  async resume(owner: Owner, id: string): Promise<Job> {
     return this.#db.$transaction(async (tx) => {
       const current = await this.#lock(tx, owner, id);
       if (current.status !== 'paused') throw conflict(`The job is ${current.status}, not paused.`);
       const now = this.#now();
-      const scheduling = current.scheduling as Scheduling | null;
+      const { scheduling } = current;
       if (scheduling) await this.#scheduler.arm(current.id, scheduling);
-      return tx.job.update({
+      const job = await tx.job.update({
         where: { id: current.id },
         data: {
           status: 'scheduled',
@@ -309,6 +298,7 @@ export class JobsService {
           nextRunAt: scheduling ? nextRunAt(scheduling, now) : null,
         },
       });
+      return toJob(job);
     });
   }
 
@@ -323,14 +313,18 @@ export class JobsService {
   }
 
   /** One run of one of the owner's jobs; 404 for another owner's, or for a run of another job. */
-  async getRun(owner: Owner, jobId: string, runId: string) {
+  async getRun(owner: Owner, jobId: string, runId: string): Promise<Run> {
     await this.get(owner, jobId);
     const run = isId('run', runId) ? await this.#db.run.findFirst({ where: { id: runId, jobId } }) : null;
     if (!run) throw notFound('Run');
-    return run;
+    return toRun(run);
   }
 
-  async listRuns(owner: Owner, id: string, opts: { limit: number; cursor?: string | undefined }) {
+  async listRuns(
+    owner: Owner,
+    id: string,
+    opts: { limit: number; cursor?: string | undefined },
+  ): Promise<Page<Run>> {
     await this.get(owner, id);
     const before = decodeCursor('run', opts.cursor);
     const rows = await this.#db.run.findMany({
@@ -338,11 +332,11 @@ export class JobsService {
       orderBy: { id: 'desc' },
       take: opts.limit + 1,
     });
-    return pageOf(rows, opts.limit, (row) => row.id);
+    return pageOf(rows.map(toRun), opts.limit, (row) => row.id);
   }
 
   /** Reads the job with a row lock, so transitions of one job are serialised across processes. */
-  async #lock(tx: Tx, owner: Owner, id: string): Promise<JobModel> {
+  async #lock(tx: Tx, owner: Owner, id: string): Promise<Job> {
     if (!isId('job', id)) throw notFound('Job');
     const rows = await tx.$queryRaw<{ id: string }[]>`
       SELECT id FROM jobs WHERE id = ${id} AND user_id = ${owner.userId} AND mode = ${owner.mode}::"Mode" FOR UPDATE`;

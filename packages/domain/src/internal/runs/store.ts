@@ -8,6 +8,8 @@ import {
 } from '@scrapejobs/contracts';
 import { type Database, type JobModel, newId, Prisma, type RunModel } from '@scrapejobs/db';
 import { z } from 'zod';
+import { type RunFailure, toRun } from '../model.ts';
+import { outboxEvent } from '../outbox.ts';
 
 /** One page's records, serialised as soon as they are extracted: row index = position in `rows`. */
 export interface PageRows {
@@ -16,11 +18,6 @@ export interface PageRows {
   scrapedAt: Date;
   /** Each record as JSON text. */
   rows: string[];
-}
-
-export interface RunFailure {
-  code: string;
-  message: string;
 }
 
 /** How one URL ended: its records are in a `PageRows`, or it failed. */
@@ -228,7 +225,7 @@ export class RunStore {
       const durationMs = now.getTime() - run.startedAt.getTime();
       const successfulUrls = run.successfulUrls;
       const failedUrls = forced === null ? run.failedUrls : run.totalUrls - successfulUrls;
-      const first = run.firstFailure as (RunFailure & { index: number }) | null;
+      const first = toRun(run).firstFailure;
       const failure: RunFailure | null =
         forced !== null
           ? forced
@@ -270,15 +267,12 @@ export class RunStore {
             download_url: `${this.#publicBaseUrl}/jobs/${job.id}/download`,
           };
       await tx.event.create({
-        data: {
-          id: newId('evt', now.getTime()),
-          userId: job.userId,
-          mode: job.mode,
-          jobId: job.id,
-          kind: failure ? 'job.failed' : 'job.completed',
+        data: outboxEvent(
+          { userId: job.userId, mode: job.mode },
+          failure ? 'job.failed' : 'job.completed',
           data,
-          createdAt: now,
-        },
+          { jobId: job.id, at: now },
+        ),
       });
       return { status, successfulUrls, failedUrls };
     });

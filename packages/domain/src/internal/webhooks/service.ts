@@ -8,6 +8,7 @@ import {
 import { type Database, isId, newId, type Prisma } from '@scrapejobs/db';
 import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
 import { conflict, notFound, validationError } from '../errors.ts';
+import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
 import { DELIVERY_SELECT, type DeliveryRow, WEBHOOK_SELECT, type WebhookRow } from './presenter.ts';
@@ -22,16 +23,6 @@ export interface WebhookSettings {
   /** Name resolution for the target check; tests pass a fake one. */
   resolve?: Resolve;
 }
-
-const outboxRow = (owner: Owner, kind: string, data: Prisma.InputJsonObject, at: Date) => ({
-  id: newId('evt', at.getTime()),
-  userId: owner.userId,
-  mode: owner.mode,
-  jobId: null,
-  kind,
-  data,
-  createdAt: at,
-});
 
 /**
  * Webhook endpoints and their delivery history (contract 6). Nothing here talks to the
@@ -142,7 +133,12 @@ export class WebhooksService {
       if (!webhook.active)
         throw conflict('The webhook is inactive (its endpoint answered 410 Gone); create it again.');
       await tx.event.create({
-        data: outboxRow(owner, RESEND_COMMAND, { delivery_id: deliveryId, attempts: delivery.attempts }, now),
+        data: outboxEvent(
+          owner,
+          RESEND_COMMAND,
+          { delivery_id: deliveryId, attempts: delivery.attempts },
+          { jobId: null, at: now },
+        ),
       });
       return tx.delivery.update({
         where: { id: deliveryId },
@@ -160,7 +156,9 @@ export class WebhooksService {
       if (!webhook.active)
         throw conflict('The webhook is inactive (its endpoint answered 410 Gone); create it again.');
       const data = { webhook_id: id, message: 'This is a test event sent from the API.' };
-      const event = await tx.event.create({ data: outboxRow(owner, TEST_EVENT, data, now) });
+      const event = await tx.event.create({
+        data: outboxEvent(owner, TEST_EVENT, data, { jobId: null, at: now }),
+      });
       return tx.delivery.create({
         data: {
           id: newId('dlv', now.getTime()),

@@ -1,0 +1,53 @@
+import {
+  type ProxyConfig,
+  proxyConfigSchema,
+  type Query,
+  querySchema,
+  type RenderConfig,
+  type RunView,
+  renderConfigSchema,
+  runSchema,
+  type Scheduling,
+  schedulingSchema,
+} from '@scrapejobs/contracts';
+import type { JobModel, RunModel } from '@scrapejobs/db';
+import { z } from 'zod';
+
+/** Why a URL or a run failed: a code of docs/api.md §6 and a message. */
+export interface RunFailure {
+  code: string;
+  message: string;
+}
+
+/** A job with its JSON columns in the API's own types. */
+export type Job = Omit<JobModel, 'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig'> & {
+  queries: Query[];
+  scheduling: Scheduling | null;
+  renderConfig: RenderConfig | null;
+  proxyConfig: ProxyConfig | null;
+};
+
+/** A run with its JSON columns in the API's own types. */
+export type Run = Omit<RunModel, 'error' | 'firstFailure'> & {
+  error: RunView['error'];
+  /** The failed URL with the lowest index so far. */
+  firstFailure: (RunFailure & { index: number }) | null;
+};
+
+const jobColumns = z.object({
+  queries: z.array(querySchema),
+  scheduling: schedulingSchema.nullable(),
+  renderConfig: renderConfigSchema.nullable(),
+  proxyConfig: proxyConfigSchema.nullable(),
+});
+
+const runColumns = z.object({
+  error: runSchema.shape.error,
+  firstFailure: z.object({ index: z.int(), code: z.string(), message: z.string() }).nullable(),
+});
+
+/** A job row as the domain uses it: its JSON columns parsed once, where it is read. */
+export const toJob = (row: JobModel): Job => ({ ...row, ...jobColumns.parse(row) });
+
+/** A run row as the domain uses it: its JSON columns parsed once, where it is read. */
+export const toRun = (row: RunModel): Run => ({ ...row, ...runColumns.parse(row) });
