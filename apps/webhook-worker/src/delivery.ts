@@ -1,5 +1,5 @@
 import { newId } from '@scrapejobs/db';
-import { type DeliveryStore, priorAttempts, RESEND_JOB } from '@scrapejobs/domain';
+import { type DeliveryStore, readEntry } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type { Payload } from '@scrapejobs/queues';
@@ -55,12 +55,12 @@ export class DeliveryProcessor {
   }
 
   async process(job: Job<Payload<'webhookDeliveries'>>, token?: string): Promise<Outcome> {
-    const resend = job.name === RESEND_JOB;
-    // A resend is one attempt made from the state it was requested in (its id carries the count);
-    // a continuation, queued again by the sweep, carries on after the attempts its id names.
-    const prior = priorAttempts(job);
-    const expected = resend ? Number(job.id?.split('-r').pop()) : prior + job.attemptsMade;
-    const attempt = resend ? 1 : prior + job.attemptsMade + 1;
+    // A resend is one attempt made from the state it was requested in; a continuation, queued
+    // again by the sweep, carries on after the attempts the delivery had then.
+    const { kind, priorAttempts: prior } = readEntry(job);
+    const resend = kind === 'resend';
+    const expected = prior + (resend ? 0 : job.attemptsMade);
+    const attempt = resend ? 1 : expected + 1;
     const lastAttempt = resend ? 1 : prior + (job.opts.attempts ?? 1);
     let outcome: { result: PostResult; final: boolean } | 'skipped' | 'retry';
     try {
@@ -168,6 +168,12 @@ export class DeliveryProcessor {
 
 const isSuccess = (r: PostResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
+/** Attempts made before a continuation started (a resend is a single attempt; it never backs off). */
+function continued(job: { name: string; id?: string } | undefined): number {
+  const entry = job && readEntry(job);
+  return entry?.kind === 'continue' ? entry.priorAttempts : 0;
+}
+
 /**
  * BullMQ backoffStrategy: `attemptsMade` counts the failed attempt, so the first retry reads
  * delays[0]; a continuation's attempts follow those made before it.
@@ -175,4 +181,4 @@ const isSuccess = (r: PostResult) => r.statusCode !== null && r.statusCode >= 20
 export const retryBackoff =
   (delays: readonly number[]) =>
   (attemptsMade: number, _type?: string, _err?: Error, job?: { name: string; id?: string }): number =>
-    delays[Math.min(attemptsMade + (job ? priorAttempts(job) : 0), delays.length) - 1] ?? 0;
+    delays[Math.min(attemptsMade + continued(job), delays.length) - 1] ?? 0;

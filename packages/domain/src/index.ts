@@ -62,13 +62,12 @@ export {
   type DeliveryWithWebhook,
 } from './internal/webhooks/deliveries.ts';
 export {
-  DELIVER_JOB,
-  type DeliveryQueue,
-  OutboxFanOut,
-  RESEND_JOB,
-  resendJobId,
-  startFanOutLoop,
-} from './internal/webhooks/fan-out.ts';
+  type DeliveryEntry,
+  type DeliveryEntryKind,
+  entryId,
+  readEntry,
+} from './internal/webhooks/entries.ts';
+export { type DeliveryQueue, OutboxFanOut, startFanOutLoop } from './internal/webhooks/fan-out.ts';
 export {
   type DeliveryRow,
   toDeliveryView,
@@ -77,4 +76,4 @@ export {
 } from './internal/webhooks/presenter.ts';
 export { pruneEvents } from './internal/webhooks/prune.ts';
 export { type WebhookSettings, WebhooksService } from './internal/webhooks/service.ts';
-export { CONTINUE_JOB, continueJobId, LostDeliverySweep, priorAttempts } from './internal/webhooks/sweep.ts';
+export { LostDeliverySweep } from './internal/webhooks/sweep.ts';

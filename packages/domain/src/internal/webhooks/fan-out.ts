@@ -7,23 +7,15 @@ import {
 } from '@scrapejobs/contracts';
 import { newId } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
-import type { Payload } from '@scrapejobs/queues';
-import type { JobsOptions } from 'bullmq';
 import type pg from 'pg';
-
-export const DELIVER_JOB = 'deliver';
-export const RESEND_JOB = 'resend';
-/** A resend's queue id: unique per resend, and the same however often the fan-out repeats it. */
-export const resendJobId = (deliveryId: string, attempts: number) => `${deliveryId}-r${attempts}`;
+import { type DeliveryEntry, entryId } from './entries.ts';
 
 // Columns are TIMESTAMP(3) holding UTC (as Prisma writes them): convert explicitly, whatever the
 // session or process time zone.
 
-type DeliveryJob = { name: string; data: Payload<'webhookDeliveries'>; opts: JobsOptions };
-
 /** The part of the BullMQ queue the fan-out uses (adding with a given job id is idempotent). */
 export interface DeliveryQueue {
-  addBulk(jobs: DeliveryJob[]): Promise<unknown>;
+  addBulk(jobs: DeliveryEntry[]): Promise<unknown>;
 }
 
 interface EventRow {
@@ -99,7 +91,7 @@ export class OutboxFanOut {
    * event's owner and mode, and returns every never-attempted delivery of these events, new or
    * left by an earlier pass that died (the no-op DO UPDATE makes RETURNING include those).
    */
-  async #createDeliveries(events: EventRow[]): Promise<DeliveryJob[]> {
+  async #createDeliveries(events: EventRow[]): Promise<DeliveryEntry[]> {
     if (events.length === 0) return [];
     const now = this.#now();
     const { rows } = await this.#pool.query<{ id: string }>(
@@ -126,11 +118,15 @@ export class OutboxFanOut {
         now,
       ],
     );
-    return rows.map((d) => ({ name: DELIVER_JOB, data: { deliveryId: d.id }, opts: { jobId: d.id } }));
+    return rows.map((d) => ({
+      name: 'deliver',
+      data: { deliveryId: d.id },
+      opts: { jobId: entryId.deliver(d.id) },
+    }));
   }
 
   /** The delivery the API created with a test event, queued for a single attempt. */
-  async #testDeliveries(events: EventRow[]): Promise<DeliveryJob[]> {
+  async #testDeliveries(events: EventRow[]): Promise<DeliveryEntry[]> {
     if (events.length === 0) return [];
     const { rows } = await this.#pool.query<{ id: string }>(
       `SELECT d.id FROM deliveries d
@@ -144,14 +140,14 @@ export class OutboxFanOut {
     );
     // A test event is tried once; the contract's retries are for job events.
     return rows.map((d) => ({
-      name: DELIVER_JOB,
+      name: 'deliver',
       data: { deliveryId: d.id },
       opts: { jobId: d.id, attempts: 1 },
     }));
   }
 }
 
-function resendJobs(events: EventRow[]): DeliveryJob[] {
+function resendJobs(events: EventRow[]): DeliveryEntry[] {
   // A malformed command is dropped (marked dispatched with its batch), never retried forever.
   return events
     .filter((e) => e.kind === RESEND_COMMAND)
@@ -160,9 +156,9 @@ function resendJobs(events: EventRow[]): DeliveryJob[] {
       return parsed.success ? [parsed.data] : [];
     })
     .map((c) => ({
-      name: RESEND_JOB,
+      name: 'resend',
       data: { deliveryId: c.delivery_id },
-      opts: { jobId: resendJobId(c.delivery_id, c.attempts), attempts: 1 },
+      opts: { jobId: entryId.resend(c.delivery_id, c.attempts), attempts: 1 },
     }));
 }
 

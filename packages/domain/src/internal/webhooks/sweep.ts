@@ -1,17 +1,8 @@
 import { TEST_EVENT } from '@scrapejobs/contracts';
 import { catalog, type Payload } from '@scrapejobs/queues';
-import type { JobState, JobsOptions, Queue } from 'bullmq';
+import type { JobState, Queue } from 'bullmq';
 import type pg from 'pg';
-import { DELIVER_JOB, RESEND_JOB, resendJobId } from './fan-out.ts';
-
-/** A queue entry that carries on a delivery's retries from its recorded attempts. */
-export const CONTINUE_JOB = 'continue';
-/** The id of the entry that continues a delivery after `attempts` recorded attempts. */
-export const continueJobId = (deliveryId: string, attempts: number) => `${deliveryId}-c${attempts}`;
-
-/** Attempts made before this queue entry started: non-zero only for a continuation. */
-export const priorAttempts = (job: { name: string; id?: string }): number =>
-  job.name === CONTINUE_JOB ? Number(job.id?.split('-c').pop()) : 0;
+import { type DeliveryEntry, entryId } from './entries.ts';
 
 const ATTEMPTS = catalog.webhookDeliveries.options.attempts;
 const LIVE = new Set<JobState | 'unknown'>([
@@ -28,8 +19,6 @@ interface PendingRow {
   attempts: number;
   updated_at: Date;
 }
-
-type DeliveryJob = { name: string; data: Payload<'webhookDeliveries'>; opts: JobsOptions };
 
 /**
  * Pending deliveries whose queue entry is gone (Redis lost data, or an entry ended without moving
@@ -99,20 +88,24 @@ export class LostDeliverySweep {
   }
 
   /** The entry a pending delivery should have, given what it has been through. */
-  #entryFor(row: PendingRow, now: number): DeliveryJob {
+  #entryFor(row: PendingRow, now: number): DeliveryEntry {
     const data = { deliveryId: row.id };
     const single = row.event_kind === TEST_EVENT;
     if (row.attempts === 0)
-      return { name: DELIVER_JOB, data, opts: { jobId: row.id, ...(single && { attempts: 1 }) } };
+      return {
+        name: 'deliver',
+        data,
+        opts: { jobId: entryId.deliver(row.id), ...(single && { attempts: 1 }) },
+      };
     // Pending after its last attempt, a test event or a job event that used up its retries was resent.
     if (single || row.attempts >= ATTEMPTS)
-      return { name: RESEND_JOB, data, opts: { jobId: resendJobId(row.id, row.attempts), attempts: 1 } };
+      return { name: 'resend', data, opts: { jobId: entryId.resend(row.id, row.attempts), attempts: 1 } };
     const due = row.updated_at.getTime() + (this.#retryDelays[row.attempts - 1] ?? 0);
     return {
-      name: CONTINUE_JOB,
+      name: 'continue',
       data,
       opts: {
-        jobId: continueJobId(row.id, row.attempts),
+        jobId: entryId.continue(row.id, row.attempts),
         attempts: ATTEMPTS - row.attempts,
         delay: Math.max(0, due - now),
       },
@@ -122,8 +115,8 @@ export class LostDeliverySweep {
 
 /** Every queue id under which an entry could still make the delivery's next attempt. */
 function candidateIds(row: PendingRow): string[] {
-  const ids = [row.id];
-  if (row.attempts > 0) ids.push(resendJobId(row.id, row.attempts));
-  for (let k = 1; k <= Math.min(row.attempts, ATTEMPTS - 1); k++) ids.push(continueJobId(row.id, k));
+  const ids = [entryId.deliver(row.id)];
+  if (row.attempts > 0) ids.push(entryId.resend(row.id, row.attempts));
+  for (let k = 1; k <= Math.min(row.attempts, ATTEMPTS - 1); k++) ids.push(entryId.continue(row.id, k));
   return ids;
 }
