@@ -6,7 +6,7 @@ import { JobRateLimiter } from './rate-limiter.ts';
 const prefix = testPrefix();
 afterAll(() => prefix.cleanup());
 
-const CHILD = new URL('./testing/limiter-child.ts', import.meta.url).pathname;
+const CHILD = new URL('../../../test/fixtures/limiter-child.ts', import.meta.url).pathname;
 
 describe('JobRateLimiter', () => {
   it('spaces the starts of three processes sharing one job budget evenly', async () => {

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { ADMIN_URL } from '../../../test/support/database.ts';
+import { dropDatabase, throwawayDatabaseUrl, withClient } from '../../../test/support/throwaway-database.ts';
 import { applyMigrations, MigrationError } from './internal/migrate.ts';
-import { dropDatabase, throwawayDatabaseUrl, withClient } from './internal/test-database.ts';
 
 const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../../prisma/migrations');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

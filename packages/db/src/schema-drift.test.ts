@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ADMIN_URL } from '../../../test/support/database.ts';
+import { dropDatabase, throwawayDatabaseUrl, withClient } from '../../../test/support/throwaway-database.ts';
 import { applyMigrations } from './internal/migrate.ts';
 import { findSchemaDrift, schemaDriftOf } from './internal/schema-drift.ts';
-import { dropDatabase, throwawayDatabaseUrl, withClient } from './internal/test-database.ts';
 
 const url = throwawayDatabaseUrl(ADMIN_URL, 'scrapejobs_drift_test');
 

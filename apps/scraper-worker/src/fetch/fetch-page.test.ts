@@ -2,10 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, test } from '@jest/globals';
+import {
+  mapLookup,
+  refusingUrl,
+  startServer,
+  startTlsServer,
+  type TestServer,
+} from '../../../../test/support/fetch-servers.ts';
 import { addressPolicy } from './address.ts';
 import { FetchError } from './errors.ts';
 import { fetchPage, fetchPageWithPolicy } from './fetch-page.ts';
-import { mapLookup, refusingUrl, startServer, startTlsServer, type TestServer } from './test-servers.ts';
 
 const MiB = 1024 * 1024;
 const servers: TestServer[] = [];

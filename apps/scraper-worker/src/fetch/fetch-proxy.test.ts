@@ -1,7 +1,4 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { FetchError } from './errors.ts';
-import { fetchPage } from './fetch-page.ts';
-import { createProxyPicker, type ProxyPicker } from './proxy-picker.ts';
 import {
   mapLookup,
   type ProxyMode,
@@ -10,7 +7,10 @@ import {
   startServer,
   startTlsServer,
   type TestProxy,
-} from './test-servers.ts';
+} from '../../../../test/support/fetch-servers.ts';
+import { FetchError } from './errors.ts';
+import { fetchPage } from './fetch-page.ts';
+import { createProxyPicker, type ProxyPicker } from './proxy-picker.ts';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

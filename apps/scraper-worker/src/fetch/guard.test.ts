@@ -3,9 +3,9 @@ import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { BlockedTargetError } from '@scrapejobs/outbound';
+import { startServer, type TestServer } from '../../../../test/support/fetch-servers.ts';
 import { addressPolicy } from './address.ts';
 import { scraperGuard } from './guard.ts';
-import { startServer, type TestServer } from './test-servers.ts';
 
 const servers: TestServer[] = [];
 afterEach(async () => {

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import {
+  chromiumChildren,
+  html,
+  type LocalServer,
+  listItems,
+  startServer,
+} from '../../../../test/support/render-servers.ts';
 import { RenderError, Renderer } from './index.ts';
-import { chromiumChildren, html, type LocalServer, listItems, startServer } from './test-support.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

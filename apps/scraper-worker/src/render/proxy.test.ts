@@ -3,9 +3,14 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import {
+  type ForwardProxy,
+  type LocalServer,
+  startForwardProxy,
+  startServer,
+} from '../../../../test/support/render-servers.ts';
 import { targetPolicy } from './policy.ts';
 import { type ProxyLease, parseAuthority, SafetyProxy } from './proxy.ts';
-import { type ForwardProxy, type LocalServer, startForwardProxy, startServer } from './test-support.ts';
 
 describe('targetPolicy (pure)', () => {
   test.each(['169.254.169.254', 'fd00:ec2::254', '::ffff:169.254.169.254', '100.100.100.200'])(

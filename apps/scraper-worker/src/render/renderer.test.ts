@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { RenderError, Renderer } from './index.ts';
 import {
   deadPort,
   type ForwardProxy,
@@ -9,7 +8,8 @@ import {
   listItems,
   startForwardProxy,
   startServer,
-} from './test-support.ts';
+} from '../../../../test/support/render-servers.ts';
+import { RenderError, Renderer } from './index.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

@@ -4,8 +4,8 @@
 import { lookup as systemLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { html, type LocalServer, listItems, startServer } from '../../../../test/support/render-servers.ts';
 import { RenderError, Renderer } from './index.ts';
-import { html, type LocalServer, listItems, startServer } from './test-support.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

@@ -1,4 +1,5 @@
-// Local servers for the fetch tests. Everything here listens on and connects to loopback only.
+// Local servers for the fetch tests (apps/scraper-worker/src/fetch). Everything here listens on and
+// connects to loopback only.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';

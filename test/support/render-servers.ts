@@ -1,4 +1,4 @@
-// Local servers for the render tests: every one listens on 127.0.0.1 only.
+// Local servers for the render tests (apps/scraper-worker/src/render): every one listens on 127.0.0.1 only.
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
