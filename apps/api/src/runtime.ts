@@ -149,7 +149,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
 
     async start() {
       tickWorker = startTickWorker(
-        { db, jobs: services.jobs, scheduler, log, registry },
+        { jobs: services.jobs, log, registry },
         connect('tick-worker', { maxRetriesPerRequest: null }),
         config.QUEUE_PREFIX,
       );

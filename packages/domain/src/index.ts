@@ -20,7 +20,7 @@ export {
 export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
 export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';
 export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';
-export { JobsService, type RunDispatcher } from './internal/jobs/service.ts';
+export { JobsService, type RunDispatcher, type TickOutcome } from './internal/jobs/service.ts';
 export {
   KEY_CACHE_TTL_MS,
   KeyCache,

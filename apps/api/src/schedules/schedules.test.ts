@@ -37,8 +37,7 @@ afterAll(async () => {
 });
 
 const schedulerOf = (jobId: string) => api.ticks.getJobScheduler(jobId);
-const tick = (jobId: string, now?: Date) =>
-  handleTick({ db: tdb.db, jobs: api.jobs, scheduler: api.scheduler, log }, jobId, now);
+const tick = (jobId: string, now?: Date) => handleTick({ jobs: api.jobs, log }, jobId, now);
 
 async function scheduledJob(
   scheduling: Record<string, unknown> = { hours: [9], minutes: [30], timezone: 'Europe/Paris' },
@@ -116,11 +115,7 @@ describe('schedules in BullMQ', () => {
   it('the tick worker counts each outcome in schedule_ticks_total', async () => {
     const registry = createRegistry('api');
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const worker = startTickWorker(
-      { db: tdb.db, jobs: api.jobs, scheduler: api.scheduler, log, registry },
-      connection,
-      prefix.prefix,
-    );
+    const worker = startTickWorker({ jobs: api.jobs, log, registry }, connection, prefix.prefix);
     const counts = async () => {
       const metric = await registry.getSingleMetric('schedule_ticks_total')!.get();
       return Object.fromEntries(metric.values.map((v) => [v.labels.outcome, v.value]));

@@ -1,52 +1,19 @@
-import type { Scheduling } from '@scrapejobs/contracts';
-import type { Database, Mode } from '@scrapejobs/db';
-import { AppError, type JobsService, nextRunAt, type Scheduler } from '@scrapejobs/domain';
+import type { JobsService, TickOutcome } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Counter, type Registry } from '@scrapejobs/observability';
 import { catalog } from '@scrapejobs/queues';
 import { type ConnectionOptions, Worker } from 'bullmq';
 
-export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
-
-/**
- * Handles one planned time of a job: the same `run` path as a manual run (trigger
- * `schedule`), skipped (and logged) while the previous run is still running or the job is paused.
- */
+/** Handles one planned time of a job (JobsService.tick), and logs a tick skipped while the job runs. */
 export async function handleTick(
-  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger },
+  deps: { jobs: JobsService; log: Logger },
   jobId: string,
-  now = new Date(),
+  now?: Date,
 ): Promise<TickOutcome> {
-  const { rows } = await deps.db.pool.query<{
-    user_id: string;
-    mode: Mode;
-    status: string;
-    scheduling: Scheduling | null;
-  }>({
-    name: 'ticks-job',
-    text: 'SELECT user_id, mode::text AS mode, status::text AS status, scheduling FROM jobs WHERE id = $1',
-    values: [jobId],
-  });
-  const job = rows[0];
-  if (!job?.scheduling) {
-    await deps.scheduler.disarm(jobId);
-    return 'orphan';
-  }
-  if (job.status === 'paused') return 'skipped-paused';
-  const next = nextRunAt(job.scheduling, now);
-  try {
-    await deps.jobs.run({ userId: job.user_id, mode: job.mode }, jobId, 'schedule', next);
-    return 'started';
-  } catch (err) {
-    if (!(err instanceof AppError && err.status === 409)) throw err;
-  }
-  await deps.db.pool.query({
-    name: 'ticks-next-run',
-    text: `UPDATE jobs SET next_run_at = $2 WHERE id = $1 AND status <> 'paused'`,
-    values: [jobId, next.toISOString()],
-  });
-  deps.log.info({ job_id: jobId }, 'schedule tick skipped: the previous run is still running');
-  return 'skipped-running';
+  const outcome = await deps.jobs.tick(jobId, now);
+  if (outcome === 'skipped-running')
+    deps.log.info({ job_id: jobId }, 'schedule tick skipped: the previous run is still running');
+  return outcome;
 }
 
 /** Ticks one API process handles at once: no more than its database pool has connections. */
@@ -57,7 +24,7 @@ export const TICK_CONCURRENCY = 16;
  * Every tick's outcome is counted in `schedule_ticks_total` (and kept as the tick's result).
  */
 export function startTickWorker(
-  deps: { db: Database; jobs: JobsService; scheduler: Scheduler; log: Logger; registry: Registry },
+  deps: { jobs: JobsService; log: Logger; registry: Registry },
   connection: ConnectionOptions,
   prefix: string,
 ): Worker {

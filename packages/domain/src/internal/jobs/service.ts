@@ -1,9 +1,9 @@
-import type {
-  CreateJobInput,
-  JobListItem,
-  JobStatusName,
-  Scheduling,
-  UpdateJobInput,
+import {
+  type CreateJobInput,
+  type JobListItem,
+  type JobStatusName,
+  schedulingSchema,
+  type UpdateJobInput,
 } from '@scrapejobs/contracts';
 import {
   type Database,
@@ -14,7 +14,7 @@ import {
   type RunTrigger,
   transaction,
 } from '@scrapejobs/db';
-import { conflict, notFound, validationError } from '../errors.ts';
+import { AppError, conflict, notFound, validationError } from '../errors.ts';
 import { type Job, type Run, toJob, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
@@ -23,6 +23,9 @@ import { nextRunAt } from './cron.ts';
 import type { Scheduler } from './scheduler.ts';
 
 type Tx = Prisma.TransactionClient;
+
+/** What a planned time of a job's schedule did. */
+export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
 
 /** What the service needs from the queue side; the API wires BullMQ and Redis pub/sub in. */
 export interface RunDispatcher {
@@ -241,6 +244,43 @@ export class JobsService {
     }
     await this.#dispatcher.enqueue(runId, id);
     return { jobId: id, runId };
+  }
+
+  /**
+   * A planned time of a job's schedule: the same start as `run` (trigger `schedule`), skipped while
+   * the previous run is still running (its next planned time still moves on) or the job is paused.
+   * A tick of a job that has no schedule any more disarms it.
+   */
+  async tick(jobId: string, now = this.#now()): Promise<TickOutcome> {
+    const { rows } = await this.#db.pool.query<{
+      user_id: string;
+      mode: Owner['mode'];
+      status: string;
+      scheduling: unknown;
+    }>({
+      name: 'ticks-job',
+      text: 'SELECT user_id, mode::text AS mode, status::text AS status, scheduling FROM jobs WHERE id = $1',
+      values: [jobId],
+    });
+    const job = rows[0];
+    if (!job?.scheduling) {
+      await this.#scheduler.disarm(jobId);
+      return 'orphan';
+    }
+    if (job.status === 'paused') return 'skipped-paused';
+    const next = nextRunAt(schedulingSchema.parse(job.scheduling), now);
+    try {
+      await this.run({ userId: job.user_id, mode: job.mode }, jobId, 'schedule', next);
+      return 'started';
+    } catch (err) {
+      if (!(err instanceof AppError && err.status === 409)) throw err;
+    }
+    await this.#db.pool.query({
+      name: 'ticks-next-run',
+      text: `UPDATE jobs SET next_run_at = $2 WHERE id = $1 AND status <> 'paused'`,
+      values: [jobId, next.toISOString()],
+    });
+    return 'skipped-running';
   }
 
   /** Pauses a job; a running run is cancelled and keeps the results it already stored. */
