@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '@scrapejobs/db';
+import { Accounts } from '@scrapejobs/domain';
 import type { Response } from 'supertest';
 import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from '../../../../test/support/readers.ts';
 import {
@@ -328,6 +329,62 @@ describe('streaming', () => {
     expect(res.headers['content-disposition']).toMatch(/\.csv"$/);
     res.resume();
     expect(await until(async () => (await fetching()).length === 0 && released())).toBe(true);
+  });
+
+  /** A signed-in console session of alice, through the console's own sign-in form. */
+  async function consoleCookie(): Promise<string> {
+    await new Accounts(f.tdb.db).create('alice@example.com', 'a long enough password');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const form = await fetch(`${base}/console/login`);
+    const nonce = form.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signedIn = await fetch(`${base}/console/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { Cookie: nonce, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        email: 'alice@example.com',
+        password: 'a long enough password',
+        _csrf: csrf,
+      }),
+    });
+    expect(signedIn.status).toBe(303);
+    return signedIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .join('; ');
+  }
+
+  /** A console download that stops reading after its first chunk. */
+  async function pausedConsoleDownload(cookie: string) {
+    const req = http.request({
+      host: '127.0.0.1',
+      port: (server.address() as AddressInfo).port,
+      path: `/console/jobs/${big}/download?format=csv`,
+      headers: { Cookie: cookie },
+    });
+    req.end();
+    const res = await new Promise<http.IncomingMessage>((resolve) => req.once('response', resolve));
+    if (res.statusCode === 200) {
+      await new Promise((r) => res.once('data', r));
+      res.pause();
+    }
+    return { req, res };
+  }
+
+  it('counts API and console downloads against one limit, so together they never take more of the pool', async () => {
+    const cookie = await consoleCookie();
+    const open = [await pausedDownload(), await pausedConsoleDownload(cookie)];
+    afterThis.push(...open.map((d) => () => d.req.destroy()));
+    expect(open.map((d) => d.res.statusCode)).toEqual([200, 200]);
+    expect((await f.alice.get(`/jobs/${big}/download?format=csv`)).status).toBe(503);
+    const third = await pausedConsoleDownload(cookie);
+    afterThis.push(() => third.req.destroy());
+    expect(third.res.statusCode).toBe(503);
+    expect(await fetching()).toHaveLength(2);
   });
 
   it('answers 503 past the concurrent download limit (half the pool), and frees the slots', async () => {
