@@ -429,7 +429,7 @@ describe('account console in Chromium', () => {
 
   it('adds webhooks, sends test events, shows the delivery log with status codes, and resends a failed delivery', async () => {
     const ok = await receiver(() => 200);
-    // A test event gets one attempt (job events get the contract's retries): 500, then 200 on resend.
+    // A test event gets one attempt (job events get the retries of docs/api.md §6): 500, then 200 on resend.
     const flaky = await receiver((n) => (n === 1 ? 500 : 200));
     await nav('Webhooks').click();
     await expectLabelled(page);

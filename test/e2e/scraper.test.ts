@@ -80,7 +80,7 @@ const finished = (jobId: string, timeoutMs = 20_000) =>
 const eventsOf = (jobId: string) => tdb.db.event.findMany({ where: { jobId }, orderBy: { id: 'asc' } });
 
 describe('scraper worker', () => {
-  it('runs a glob job to success: records stored, counts, job.completed with the contract fields', async () => {
+  it('runs a glob job to success: records stored, counts, job.completed with the documented fields', async () => {
     await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/page/[1-3]` });
     const job = await finished(jobId);
@@ -334,9 +334,15 @@ describe('scraper worker', () => {
     expect(rows.map((r) => r.url)).toEqual(
       [21, 22, 23].flatMap((n) => Array(3).fill(`${site.url}/page/${n}`)),
     );
-    expect(new Set(rows.map((r) => Object.keys(r.data as object).sort().join()))).toEqual(
-      new Set(['item,price,title']),
-    );
+    expect(
+      new Set(
+        rows.map((r) =>
+          Object.keys(r.data as object)
+            .sort()
+            .join(),
+        ),
+      ),
+    ).toEqual(new Set(['item,price,title']));
     expect(site.hits.filter((h) => h.path === '/page/31' || h.path === '/page/32')).toEqual([]);
 
     const next = await c.post(`/jobs/${jobId}/run`);

@@ -13,7 +13,7 @@ import { startSite } from '../support/site.ts';
 
 // Every receiver, target site and worker here is on 127.0.0.1; nothing leaves the machine.
 const DELAYS = [150, 300, 450, 600, 750];
-const TIMEOUT_MS = 500; // the contract's 10 s, shortened through WEBHOOK_TIMEOUT_MS
+const TIMEOUT_MS = 500; // the 10 s of docs/api.md §6, shortened through WEBHOOK_TIMEOUT_MS
 const SECRET = 'e2e-webhook-secret-0123456789';
 const KEY = randomBytes(32);
 
@@ -181,7 +181,7 @@ async function expectSigned(hit: Hit) {
 }
 
 describe('webhook deliveries', () => {
-  it('delivers every event kind with the contract data, signed (sha256= and Standard Webhooks)', async () => {
+  it('delivers every event kind with the documented data, signed (sha256= and Standard Webhooks)', async () => {
     const scraper = await start('scraper-worker');
     const r = await startReceiver();
     const { c, hook } = await account();

@@ -24,7 +24,7 @@ export const webhookWorkerEnvSchema = z.object({
   WEBHOOK_SECRET_KEY_PREVIOUS: secretKeyListEnv.default([]),
   /** Deliveries one process sends at once. */
   WEBHOOK_CONCURRENCY: envInt(1, 1_000).default(100),
-  /** An answer (status line) later than this is a failed attempt. The contract says 10 s; tests shorten it. */
+  /** An answer (status line) later than this is a failed attempt. docs/api.md §6 says 10 s; tests shorten it. */
   WEBHOOK_TIMEOUT_MS: envInt(100, 60_000).default(10_000),
   /** How often the outbox is read when it was empty. */
   WEBHOOK_OUTBOX_POLL_MS: envInt(10, 60_000).default(50),

@@ -62,7 +62,7 @@ describe('retry schedule', () => {
     );
   });
 
-  it('reads WEBHOOK_RETRY_DELAYS_MS as five delays, the contract schedule by default', () => {
+  it('reads WEBHOOK_RETRY_DELAYS_MS as five delays, the documented schedule by default', () => {
     expect(webhookWorkerEnvSchema.parse({}).WEBHOOK_RETRY_DELAYS_MS).toEqual([
       60_000, 300_000, 1_800_000, 7_200_000, 86_400_000,
     ]);

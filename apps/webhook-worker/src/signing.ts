@@ -11,7 +11,7 @@ export interface SignInput {
 }
 
 /**
- * The headers of one attempt (contract 6): our `X-Service-*` headers, with an HMAC-SHA256 of
+ * The headers of one attempt (docs/api.md §6): our `X-Service-*` headers, with an HMAC-SHA256 of
  * the exact body, and the Standard Webhooks three, whose signature also covers the id and
  * this attempt's timestamp so that receivers can reject replays.
  */

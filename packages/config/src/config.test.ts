@@ -6,7 +6,7 @@ import { ConfigError, commonEnv, parseConfig } from './index.ts';
 const schema = z.object(commonEnv);
 
 describe('parseConfig', () => {
-  it('fills the contract defaults', () => {
+  it('fills the documented defaults', () => {
     const config = parseConfig(schema, {});
     expect(config).toEqual(
       expect.objectContaining({

@@ -43,7 +43,7 @@ export const proxyUrls = z
     return entries;
   });
 
-/** Settings every process shares (contract section 10). */
+/** Settings every process shares (docs/api.md §10). */
 export const commonEnv = {
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgresql://root@127.0.0.1:5432/scrapejobs'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),

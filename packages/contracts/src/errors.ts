@@ -16,7 +16,7 @@ export const ERROR_CODES = {
 
 export type ErrorStatus = keyof typeof ERROR_CODES;
 
-/** The shape of every error body (contract 9). */
+/** The shape of every error body (docs/api.md §9). */
 export const errorBodySchema = z.object({
   error: z.string(),
   message: z.string(),

@@ -54,7 +54,7 @@ export const schedulingSchema = z
       .refine(isTimeZone, 'must be an IANA time zone name such as Europe/Paris')
       .default('UTC'),
   })
-  // Contract 3.5: empty or omitted minutes mean minute 0.
+  // docs/api.md §3.5: empty or omitted minutes mean minute 0.
   .transform((s) => ({ ...s, minutes: s.minutes.length ? s.minutes : [0] }));
 
 export const renderConfigSchema = z.strictObject({
@@ -89,7 +89,7 @@ const jobFields = {
   proxy_config: proxyConfigSchema.nullable(),
 };
 
-/** POST /jobs body (contract 3.1). */
+/** POST /jobs body (docs/api.md §3.1). */
 export const createJobSchema = z.strictObject({
   ...jobFields,
   rate_limit: jobFields.rate_limit.default(10),
@@ -111,7 +111,7 @@ const READ_ONLY = [
   'mode',
 ] as const;
 
-/** PUT/PATCH /jobs/{id} body (contract 3.6): any subset of the create fields. */
+/** PUT/PATCH /jobs/{id} body (docs/api.md §3.6): any subset of the create fields. */
 export const updateJobSchema = z
   .strictObject({
     ...jobFields,
@@ -132,7 +132,7 @@ export type CreateJobInput = z.output<typeof createJobSchema>;
 export type UpdateJobInput = z.output<typeof updateJobSchema>;
 export type JobStatusName = (typeof JOB_STATUSES)[number];
 
-/** GET /jobs/status query string (contract 3.2). */
+/** GET /jobs/status query string (docs/api.md §3.2). */
 export const listJobsQuerySchema = z.strictObject({
   status: z.enum(JOB_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -3,17 +3,17 @@ import { z } from 'zod';
 export const DOWNLOAD_FORMATS = ['json', 'csv', 'xlsx', 'sql'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
 
-// An id that is unknown or malformed is a 404 (contract 1), so run_id is any string here.
+// An id that is unknown or malformed is a 404 (docs/api.md §1), so run_id is any string here.
 const runId = z.string().describe('A run of this job; default: the latest run that has ended');
 
-/** GET /jobs/{id}/results query string (contract 5). */
+/** GET /jobs/{id}/results query string (docs/api.md §5). */
 export const listResultsQuerySchema = z.strictObject({
   run_id: runId.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),
 });
 
-/** GET /jobs/{id}/download query string (contract 5). */
+/** GET /jobs/{id}/download query string (docs/api.md §5). */
 export const downloadQuerySchema = z.strictObject({
   format: z.enum(DOWNLOAD_FORMATS).default('json'),
   run_id: runId.optional(),

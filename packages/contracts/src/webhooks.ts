@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Event kinds a webhook can subscribe to (specification 6.1). */
+/** Event kinds a webhook can subscribe to (docs/api.md §6). */
 export const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'job.started', 'job.paused'] as const;
 /** Sent by POST /webhooks/{id}/test to that endpoint alone; not subscribable. */
 export const TEST_EVENT = 'webhook.test';
@@ -15,7 +15,7 @@ export const resendCommandSchema = z.object({
   attempts: z.int(),
 });
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-/** `error.code` values of job.failed (contract 6): the codes a URL or a run fails with. */
+/** `error.code` values of job.failed (docs/api.md §6): the codes a URL or a run fails with. */
 export const FAILURE_CODES = [
   'TIMEOUT',
   'HTTP_ERROR',
@@ -36,7 +36,7 @@ function isHttpUrl(s: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
 }
 
-/** POST /webhooks body (contract 6). HTTPS for live keys and the target address are checked by the service. */
+/** POST /webhooks body (docs/api.md §6). HTTPS for live keys and the target address are checked by the service. */
 export const createWebhookSchema = z.strictObject({
   url: z.string().max(2048).refine(isHttpUrl, 'must be an absolute http or https URL'),
   events: z
@@ -111,7 +111,7 @@ export const deliveryListSchema = z.object({
 export type WebhookView = z.infer<typeof webhookSchema>;
 export type DeliveryView = z.infer<typeof deliverySchema>;
 
-// The `data` of each event (contract 6). Their key order is the order on the wire.
+// The `data` of each event (docs/api.md §6). Their key order is the order on the wire.
 const failureSchema = z.object({
   code: z.enum(FAILURE_CODES),
   message: z.string(),

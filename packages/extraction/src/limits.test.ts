@@ -39,7 +39,7 @@ function nestedDivs(depth: number, text: string): string {
 const items = (count: number, text = 'x') => `<ul>${`<li>${text}</li>`.repeat(count)}</ul>`;
 
 describe('default limits', () => {
-  test('are those of CONTRACT section 16', () => {
+  test('are those of docs/api.md §16', () => {
     expect(DEFAULT_EXTRACTION_LIMITS).toEqual({
       timeLimitMs: 5000,
       maxRecords: 10_000,

@@ -1,4 +1,4 @@
-// Outbound safety (contract 7) for every process that connects to a URL a user named: the
+// Outbound safety (docs/api.md §7) for every process that connects to a URL a user named: the
 // scraper's fetches and its rendering proxy, webhook delivery, and the API's webhook validation.
 // One guard (OutboundGuard), one error (BlockedTargetError, code BLOCKED_TARGET), one message
 // policy. Also the secret box that seals webhook secrets at rest.

@@ -8,7 +8,7 @@ const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () 
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** Contract 1: a body must be JSON (415), at most 1 MiB (413) and well-formed (400 at `body`). */
+/** docs/api.md §1: a body must be JSON (415), at most 1 MiB (413) and well-formed (400 at `body`). */
 export function jsonBody(req: Request, res: Response, next: NextFunction) {
   if (!hasBody(req)) {
     req.body = undefined;

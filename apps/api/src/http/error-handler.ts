@@ -41,10 +41,10 @@ function dataExceptionCode(err: unknown): string | null {
 const isMalformedParam = (err: unknown): boolean =>
   err instanceof URIError && (err as { status?: unknown }).status === 400;
 
-/** The one place that turns errors into the contract's bodies; anything unknown is a logged 500. */
+/** The one place that turns errors into the bodies of docs/api.md §9; anything unknown is a logged 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  // Contract 1: a malformed id is an unknown one.
+  // docs/api.md §1: a malformed id is an unknown one.
   if (isMalformedParam(err)) return notFound();
   if (isDatabaseUnavailable(err)) return unavailable('The database');
   if (isRedisUnavailable(err)) return unavailable('The queue store');

@@ -29,7 +29,7 @@ afterAll(async () => {
   await prefix.cleanup();
 });
 
-describe('authentication (contract 2)', () => {
+describe('authentication (docs/api.md §2)', () => {
   const unauthorized = { error: 'unauthorized', message: expect.any(String), status: 401 };
 
   it.each([
@@ -137,7 +137,7 @@ describe('scopes', () => {
   });
 });
 
-describe('protocol errors (contract 1)', () => {
+describe('protocol errors (docs/api.md §1)', () => {
   it('answers 404 not_found for an unknown route, even without a token', async () => {
     const res = await request(api.app).get('/nope');
     expect(res.status).toBe(404);
@@ -216,7 +216,7 @@ describe('protocol errors (contract 1)', () => {
   });
 });
 
-describe('API rate limit (contract 8)', () => {
+describe('API rate limit (docs/api.md §8)', () => {
   it('sets RateLimit headers and answers 429 with retry_after past the limit, per key, shared in Redis', async () => {
     const limited = buildTestApi({ db: tdb.db, prefix: prefix.prefix, rateLimit: 3 });
     // A second app on the same Redis stands for a second API process.
@@ -256,7 +256,7 @@ describe('API rate limit (contract 8)', () => {
   });
 });
 
-describe('the console behind the API rate limit (contract 16)', () => {
+describe('the console behind the API rate limit (docs/api.md §16)', () => {
   /** Redis connected, and a fresh minute window, so the counts below cannot roll over between requests. */
   async function ready(app: ReturnType<typeof buildTestApi>) {
     if (app.redis.status !== 'ready') await once(app.redis, 'ready');

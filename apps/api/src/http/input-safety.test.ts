@@ -9,7 +9,7 @@ import { testPrefix } from '../../../../test/support/redis.ts';
 import { seedRun } from '../../../../test/support/results.ts';
 import { errorHandler } from './error-handler.ts';
 
-// Contract 16: no request input gets a 500.
+// docs/api.md §16: no request input gets a 500.
 let tdb: TestDatabase;
 let api: ReturnType<typeof buildTestApi>;
 const prefix = testPrefix();

@@ -75,7 +75,7 @@ export function mountRoutes(routes: readonly RouteDef[]): Router {
 }
 
 function mountRoute(router: Router, route: RouteDef): void {
-  // Any body sent must be JSON, even where the endpoint ignores it (contract 1).
+  // Any body sent must be JSON, even where the endpoint ignores it (docs/api.md §1).
   const steps = [
     requireScope(route.scope),
     ...(route.method === 'get' || route.method === 'delete' ? [] : [jsonBody]),

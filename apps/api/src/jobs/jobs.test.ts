@@ -515,7 +515,7 @@ describe('DELETE /jobs/{id}', () => {
   });
 });
 
-describe('run, pause, resume (contract 3.8)', () => {
+describe('run, pause, resume (docs/api.md §3.8)', () => {
   it('run records a running run, a job.started event and a queued BullMQ job', async () => {
     const job = await createJob();
     const res = await alice.post(`/jobs/${job.job_id}/run`);

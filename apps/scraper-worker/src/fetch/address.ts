@@ -14,7 +14,7 @@ export type AddressPolicy = (ip: string, port?: number) => boolean;
 export const SCRAPER_ADDRESS_RULES: AddressRules = { linkLocalIsMetadata: true };
 
 /**
- * The production policy (contract 7): public addresses always, private ones only when allowed,
+ * The production policy (docs/api.md §7): public addresses always, private ones only when allowed,
  * metadata and strings that are not addresses never. A test `hook` decides instead of the
  * private-range rule (so a test can allow one loopback port and forbid another).
  */

@@ -1,4 +1,4 @@
-/** The contract's job.failed error codes that fetching can produce. */
+/** The job.failed error codes (docs/api.md §6) that fetching can produce. */
 export type FetchErrorCode = 'TIMEOUT' | 'HTTP_ERROR' | 'NETWORK_ERROR' | 'BLOCKED_TARGET' | 'PROXY_ERROR';
 
 interface FetchErrorInit {

@@ -44,7 +44,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Fetches a page with GET, following up to `maxRedirects` redirects, each hop a new request
- * whose connected address is checked (contract 7). Throws FetchError, or the abort reason.
+ * whose connected address is checked (docs/api.md §7). Throws FetchError, or the abort reason.
  */
 export function fetchPage(url: string, opts: FetchOptions): Promise<FetchedPage> {
   return fetchPageWithPolicy(url, opts, addressPolicy(opts.allowPrivate));

@@ -1,4 +1,4 @@
-// Page fetching for the scraper worker. Outbound safety (contract 7): every request, redirect
+// Page fetching for the scraper worker. Outbound safety (docs/api.md §7): every request, redirect
 // hops and retries included, connects only to addresses the policy allows: names are checked
 // inside the resolver that the connection itself uses, IP literals before connecting, and the
 // connected peer again on 'connect'. Behind a proxy the worker resolves and checks the target

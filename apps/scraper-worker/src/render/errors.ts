@@ -1,6 +1,6 @@
 type RenderErrorCode = 'RENDER_ERROR' | 'TIMEOUT' | 'BLOCKED_TARGET' | 'PROXY_ERROR';
 
-/** A render that failed; `code` is the contract's job.failed error code (section 6). */
+/** A render that failed; `code` is a job.failed error code (docs/api.md §6). */
 export class RenderError extends Error {
   override readonly name = 'RenderError';
   readonly code: RenderErrorCode;

@@ -22,7 +22,7 @@ export interface RenderedPage {
   html: string;
 }
 
-/** The cap when wait_timeout_ms is 0: the contract's 30 s limit for a fetched page (section 7). */
+/** The cap when wait_timeout_ms is 0: the 30 s limit of a fetched page (docs/api.md §7). */
 const ZERO_WAIT_CAP_MS = 30_000;
 /** Time after navigation for reading the DOM; a page whose script never yields runs into it. */
 const CONTENT_GRACE_MS = 10_000;

@@ -4,7 +4,7 @@ import { addressPolicy } from '../fetch/address.ts';
 export type TargetPolicy = (ip: string, port: number) => boolean;
 
 /**
- * Contract section 7, the same policy as fetching: public addresses always, loopback and private
+ * docs/api.md §7, the same policy as fetching: public addresses always, loopback and private
  * ranges only with `allowPrivate`, metadata addresses never. A test hook, when given, replaces the
  * first two rules (so a test can allow one loopback port and forbid another); metadata stays blocked.
  */

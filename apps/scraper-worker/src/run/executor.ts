@@ -46,7 +46,7 @@ export interface ExecutorDeps extends PageLoaderDeps {
   observer?: RunObserver;
 }
 
-/** The contract code a URL fails with, or null when the error is not about the URL (storage, a bug). */
+/** The code a URL fails with (docs/api.md §6), or null when the error is not about the URL (storage, a bug). */
 function failureCode(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
   return (FAILURE_CODES as readonly unknown[]).includes(code) ? (code as string) : null;

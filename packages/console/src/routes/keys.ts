@@ -18,7 +18,7 @@ function parseKeyForm(req: Request): KeyForm {
   return { name, mode: mode === 'live' ? 'live' : 'test', scopes, errors };
 }
 
-/** API keys of the signed-in user: exactly the key service of the CLI (contract 2). */
+/** API keys of the signed-in user: exactly the key service of the CLI (docs/api.md §2). */
 export function keysRoutes(router: Router, kit: Kit, services: ConsoleServices): void {
   const { keys } = services;
   const listFor = (req: Request) => keys.list(kit.session(req).data.user.email);

@@ -6,7 +6,7 @@ import { html, type SafeHtml } from './html.ts';
 import { csrfField, type PageContext, page, postButton } from './layout.ts';
 
 export const STATUSES: JobStatusName[] = ['scheduled', 'running', 'success', 'failed', 'paused'];
-/** Contract 3.8: the states from which a run may start. */
+/** docs/api.md §3.8: the states from which a run may start. */
 const STARTABLE: JobStatusName[] = ['scheduled', 'success', 'failed'];
 
 export function jobsListPage(

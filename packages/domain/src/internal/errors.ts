@@ -1,6 +1,6 @@
 import { ERROR_CODES, type ErrorBody, type ErrorStatus } from '@scrapejobs/contracts';
 
-/** An error with a contract status and body; services throw these, the API maps them. */
+/** An error with a status and body of docs/api.md §9; services throw these, the API maps them. */
 export class AppError extends Error {
   readonly status: ErrorStatus;
   readonly extra: Partial<ErrorBody>;

@@ -138,8 +138,8 @@ function compileOne(spec: QuerySpec, limits: ResolvedLimits): CompiledQuery {
 }
 
 /**
- * Extracts records from one page per CONTRACT section 4 (join/row rules), within the job's
- * limits (CONTRACT section 16): past any of them it throws ExtractionError naming the limit.
+ * Extracts records from one page per docs/api.md §4 (join/row rules), within the job's
+ * limits (docs/api.md §16): past any of them it throws ExtractionError naming the limit.
  */
 export function extract(job: CompiledJob, html: string): ExtractedRecord[] {
   const { queries, needsDom, limits } = job[brand];

@@ -1,4 +1,4 @@
-/** What one page's extraction (parse, every query, building the records) may cost (CONTRACT section 16). */
+/** What one page's extraction (parse, every query, building the records) may cost (docs/api.md §16). */
 export interface ExtractionLimits {
   /** Wall time of one page's whole extraction (parse + every query), default 5000 ms. */
   timeLimitMs?: number;

@@ -6,7 +6,7 @@ export interface RecordColumn {
 }
 
 /**
- * Assembles records from each query's matches (CONTRACT section 4). A joined query gives one
+ * Assembles records from each query's matches (docs/api.md §4). A joined query gives one
  * value: its non-empty matches joined with a single space, or null when it matched nothing.
  * The other queries form rows (row i holds each one's i-th match, null where it has fewer);
  * joined values repeat in every row. No match at all gives no record; a page where only

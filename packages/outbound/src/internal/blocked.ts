@@ -1,8 +1,8 @@
 import { type AddressClass, type AddressRules, classify } from './address.ts';
 
 /**
- * A connection refused because its target address may not be used (contract 7): `code` is the
- * contract's BLOCKED_TARGET. The one message policy: the message names the host and what is wrong
+ * A connection refused because its target address may not be used (docs/api.md §7): `code` is the
+ * BLOCKED_TARGET of docs/api.md §7. The one message policy: the message names the host and what is wrong
  * with its address ("127.0.0.1 is a private address (loopback)", "shop.example resolves to a
  * private address"), never the address a name resolved to, which would map internal DNS.
  */

@@ -54,7 +54,7 @@ export function fixedAddress(host: string): string | null {
 }
 
 /**
- * The one outbound check (contract 7) for fetching, rendering and webhook delivery: hosts are
+ * The one outbound check (docs/api.md §7) for fetching, rendering and webhook delivery: hosts are
  * checked before connecting, names resolve through a resolver that refuses them when any address
  * is blocked (so the check applies to the address actually connected to, and DNS rebinding is
  * caught on each connection), and agents check the connected peer again. Every refusal is a

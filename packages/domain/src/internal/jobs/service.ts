@@ -41,7 +41,7 @@ const jsonText = (v: unknown) => (v === null ? null : JSON.stringify(v));
 const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * Jobs and their state transitions (contract 3.8). Every change of state is one transaction,
+ * Jobs and their state transitions (docs/api.md §3.8). Every change of state is one transaction,
  * and a job's schedule is armed or disarmed inside it, under the job's row lock, so the
  * schedule in Redis follows the committed state.
  */
@@ -63,7 +63,7 @@ export class JobsService {
     this.#now = now;
   }
 
-  /** One page of the owner's jobs, newest first, read straight into the list shape of contract 3.2. */
+  /** One page of the owner's jobs, newest first, read straight into the list shape of docs/api.md §3.2. */
   async list(
     owner: Owner,
     opts: { status?: JobStatusName | undefined; limit: number; cursor?: string | undefined },
@@ -170,7 +170,7 @@ export class JobsService {
       if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
       if (input.scheduling !== undefined) {
-        // A new schedule takes effect at once (contract 3.6); a paused job stays disarmed.
+        // A new schedule takes effect at once (docs/api.md §3.6); a paused job stays disarmed.
         const scheduling = input.scheduling;
         data.scheduling = jsonOrNull(scheduling);
         const armed = scheduling !== null && current.status !== 'paused';
@@ -195,7 +195,7 @@ export class JobsService {
 
   /**
    * Starts a run (manual or scheduled): exactly one of concurrent calls wins, the others get 409.
-   * One statement moves a scheduled, successful or failed job to running (contract 3.8; the row
+   * One statement moves a scheduled, successful or failed job to running (docs/api.md §3.8; the row
    * lock and the state check are the UPDATE's own), records the run and writes the job.started
    * event, so it commits all or nothing.
    */

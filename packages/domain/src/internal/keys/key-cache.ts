@@ -15,7 +15,7 @@ export interface KeyChanges {
 /**
  * Principals of recently used keys, so that most requests skip the key lookup (it was the
  * largest item of the job list's cost, bench/README.md). A revoked key must stop working at once
- * (contract 2), so the cache is only consulted while this process is subscribed to key changes:
+ * (docs/api.md §2), so the cache is only consulted while this process is subscribed to key changes:
  * every announced change, and every loss of the subscription, empties it, and a lookup that was
  * under way when a change arrived is not remembered. Entries also expire after `ttlMs`.
  */

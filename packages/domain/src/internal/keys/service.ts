@@ -62,7 +62,7 @@ export function parseScopes(raw: string | undefined): Scope[] {
 }
 
 /**
- * API keys of account holders (contract 2): only the SHA-256 of a token is stored. A revoked or
+ * API keys of account holders (docs/api.md §2): only the SHA-256 of a token is stored. A revoked or
  * regenerated key is announced to the API processes, which cache keys, once the change is committed.
  */
 export class KeysService {

@@ -138,7 +138,7 @@ export class OutboxFanOut {
         events.map((e) => e.id),
       ],
     );
-    // A test event is tried once; the contract's retries are for job events.
+    // A test event is tried once; the retries of docs/api.md §6 are for job events.
     return rows.map((d) => ({
       name: 'deliver',
       data: { deliveryId: d.id },

@@ -25,7 +25,7 @@ export interface WebhookSettings {
 }
 
 /**
- * Webhook endpoints and their delivery history (contract 6). Nothing here talks to the
+ * Webhook endpoints and their delivery history (docs/api.md §6). Nothing here talks to the
  * queue: a test event and a resend are outbox rows written in the same transaction as the
  * delivery they concern, and the webhook worker's fan-out enqueues them.
  */

@@ -1,7 +1,7 @@
 /** One record of a download: url, scraped_at, then one value per query of the job (null when missing). */
 export type Row = readonly (string | null)[];
 
-/** The fixed columns that come before the query names (contract 5). */
+/** The fixed columns that come before the query names (docs/api.md §5). */
 export const FIXED_COLUMNS = ['url', 'scraped_at'] as const;
 
 /**

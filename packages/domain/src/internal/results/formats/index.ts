@@ -14,7 +14,7 @@ export interface DownloadFormatSpec {
   stream(queryNames: readonly string[], source: RowSource): Readable;
 }
 
-/** The file formats of GET /jobs/{id}/download (contract 5). */
+/** The file formats of GET /jobs/{id}/download (docs/api.md §5). */
 export const DOWNLOADS: Record<DownloadFormat, DownloadFormatSpec> = {
   json: {
     ext: 'json',
