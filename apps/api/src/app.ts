@@ -12,7 +12,7 @@ import {
   type WebhooksService,
 } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
-import { Histogram, type Registry } from '@scrapejobs/observability';
+import { histogram, type Registry } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY } from '@scrapejobs/outbound';
 import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -94,13 +94,13 @@ export function createApp(deps: AppParts): express.Express {
   ];
   const openApi = buildOpenApi(routes, '1.0.0');
 
-  const latency = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'API request latency by route and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [deps.registry],
-  });
+  const latency = histogram(
+    deps.registry,
+    'http_request_duration_seconds',
+    'API request latency by route and status.',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    ['method', 'route', 'status'],
+  );
 
   const app = express();
   app.disable('x-powered-by');

@@ -18,9 +18,9 @@ import {
 import { createLogger, type Logger } from '@scrapejobs/logging';
 import { createRegistry, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import { createQueue, runCancelChannel } from '@scrapejobs/queues';
+import { createQueue, redisConnections, runCancelChannel } from '@scrapejobs/queues';
 import type express from 'express';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
@@ -69,14 +69,9 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const db =
     options.db ??
     createDatabase({ url: config.DATABASE_URL, max: 20, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS });
-  // Every connection opened here, closed by stop() (a queue does not close one it was given).
-  const connections: Redis[] = [];
-  const connect = (name: string, options: object = REDIS_OPTIONS) => {
-    const redis = new Redis(config.REDIS_URL, { ...options, connectionName: `api:${name}` });
-    redis.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
-    connections.push(redis);
-    return redis;
-  };
+  // Every connection opened here is closed by stop() (a queue does not close one it was given).
+  const connections = redisConnections(config.REDIS_URL, 'api', log);
+  const connect = (name: string) => connections.open(name, REDIS_OPTIONS);
   const redis = connect('commands');
   const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, config.QUEUE_PREFIX);
   const runs = createQueue('scrapeRuns', connect('runs'), config.QUEUE_PREFIX);
@@ -150,7 +145,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     async start() {
       tickWorker = startTickWorker(
         { jobs: services.jobs, log, registry },
-        connect('tick-worker', { maxRetriesPerRequest: null }),
+        connections.open('tick-worker', { maxRetriesPerRequest: null }),
         config.QUEUE_PREFIX,
       );
       // Schedules live in Redis and PostgreSQL: put back any that Redis lost, drop orphans.
@@ -186,7 +181,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
         clearTimeout(deadline);
       }
       await Promise.allSettled([tickWorker?.close(), runs.close(), ticks.close(), compiler.close()]);
-      for (const connection of connections) connection.disconnect();
+      connections.disconnectAll();
       keySubscriber.disconnect();
       if (!options.db) {
         await db.$disconnect();

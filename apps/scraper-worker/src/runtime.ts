@@ -4,86 +4,41 @@ import { createDatabase } from '@scrapejobs/db';
 import { RunStore, requeueLostRuns } from '@scrapejobs/domain';
 import { createLogger, type Logger } from '@scrapejobs/logging';
 import {
-  Counter,
-  check,
   createRegistry,
-  Gauge,
-  Histogram,
   registerQueueMetrics,
   repeat,
   startOpsServer,
+  type WorkerRuntime,
 } from '@scrapejobs/observability';
-import { createQueue, runCancelChannel } from '@scrapejobs/queues';
-import { Redis } from 'ioredis';
+import { createQueue, redisConnections, runCancelChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
+import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
 import { RunConsumer } from './run/consumer.ts';
 import type { ExecutorDeps } from './run/executor.ts';
 import { UrlLeases } from './run/url-leases.ts';
 
-export interface ScraperRuntime {
-  readonly log: Logger;
-  /** Takes runs from the queue and serves /metrics, /health and /ready on METRICS_PORT. */
-  start(): Promise<{ metricsPort: number }>;
-  /** Takes no more runs, hands those in progress back to the queue, and closes everything. */
-  stop(): Promise<void>;
-}
-
 const LOST_RUNS_EVERY_MS = 60_000;
 const FAIRNESS_EVERY_MS = 1_000;
 
-/** A scraper worker process: every part built once. */
-export function createScraperRuntime(config: WorkerConfig): ScraperRuntime {
+/**
+ * A scraper worker process, every part built once: start takes runs from the queue; stop hands
+ * those in progress back to the queue for other workers.
+ */
+export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
   const log = createLogger('scraper-worker', config.LOG_LEVEL);
   const db = createDatabase({ url: config.DATABASE_URL, max: config.SCRAPER_CONCURRENCY * 2 + 2 });
-  const connections: Redis[] = [];
-  const connect = (name: string) => {
-    const redis = new Redis(config.REDIS_URL, {
-      maxRetriesPerRequest: null,
-      connectionName: `scraper-worker:${name}`,
-    });
-    redis.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
-    connections.push(redis);
-    return redis;
-  };
-  const redis = connect('commands');
+  const connections = redisConnections(config.REDIS_URL, 'scraper-worker', log, {
+    maxRetriesPerRequest: null,
+  });
+  const redis = connections.open('commands');
   const registry = createRegistry('scraper-worker');
-  const pages = new Counter({
-    name: 'scraper_pages_total',
-    help: 'Pages fetched or rendered, by outcome (success or an error code).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const runDuration = new Histogram({
-    name: 'scraper_run_duration_seconds',
-    help: 'Duration of runs from trigger to end, by final status.',
-    labelNames: ['status'] as const,
-    buckets: [1, 5, 15, 60, 300, 900, 1800, 3600],
-    registers: [registry],
-  });
-  const extractionThreadEnds = new Counter({
-    name: 'scraper_extraction_threads_ended_total',
-    help: 'Extraction threads ended by the worker, by limit (time, memory) or crash.',
-    labelNames: ['limit'] as const,
-    registers: [registry],
-  });
-
   // Loaded on first use, so processes that never render never load puppeteer or Chromium.
   let renderer: Promise<Renderer> | null = null;
   let rendererReady: Renderer | null = null;
-  new Gauge({
-    name: 'scraper_browser_pages',
-    help: 'Browser pool: pages rendering now (busy) and the pool size (capacity); 0 before the first render.',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    collect() {
-      const stats = rendererReady?.stats();
-      this.set({ kind: 'busy' }, stats?.busy ?? 0);
-      this.set({ kind: 'capacity' }, stats?.concurrency ?? 0);
-    },
-  });
+  const { pages, runDuration, extractionThreadEnds } = scraperMetrics(registry, () => rendererReady?.stats());
 
   const extractor = new PageExtractor({
     threads: config.EXTRACTION_THREADS,
@@ -116,7 +71,7 @@ export function createScraperRuntime(config: WorkerConfig): ScraperRuntime {
     },
   };
   const consumer = new RunConsumer(deps, {
-    connection: connect('worker'),
+    connection: connections.open('worker'),
     prefix: config.QUEUE_PREFIX,
     concurrency: config.SCRAPER_CONCURRENCY,
     lockMs: config.RUN_LOCK_MS,
@@ -136,7 +91,7 @@ export function createScraperRuntime(config: WorkerConfig): ScraperRuntime {
 
     async start() {
       // Pause and delete publish the run id: the worker holding it stops it at once.
-      const subscriber = connect('cancel');
+      const subscriber = connections.open('cancel');
       await subscriber.subscribe(runCancelChannel(config.QUEUE_PREFIX));
       subscriber.on('message', (_channel, runId: string) => consumer.stop(runId, 'cancel'));
       consumer.start();
@@ -153,10 +108,7 @@ export function createScraperRuntime(config: WorkerConfig): ScraperRuntime {
       ops = await startOpsServer({
         port: config.METRICS_PORT,
         registry,
-        ready: async () => ({
-          postgres: await check(() => db.$queryRaw`SELECT 1`),
-          redis: await check(() => redis.ping()),
-        }),
+        ready: { postgres: () => db.$queryRaw`SELECT 1`, redis: () => redis.ping() },
       });
       const metricsPort = (ops.address() as AddressInfo).port;
       log.info(
@@ -176,7 +128,7 @@ export function createScraperRuntime(config: WorkerConfig): ScraperRuntime {
         extractor.close(),
         db.$disconnect(),
       ]);
-      for (const connection of connections) connection.disconnect();
+      connections.disconnectAll();
     },
   };
 }

@@ -10,36 +10,28 @@ import {
 } from '@scrapejobs/domain';
 import { createLogger, type Logger } from '@scrapejobs/logging';
 import {
-  Counter,
-  check,
   createRegistry,
-  Gauge,
-  Histogram,
   registerQueueMetrics,
   repeat,
   startOpsServer,
+  type WorkerRuntime,
 } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import { catalog, createQueue } from '@scrapejobs/queues';
+import { catalog, createQueue, redisConnections } from '@scrapejobs/queues';
 import { Worker } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
 import type { WebhookWorkerConfig } from './config.ts';
 import { DeliveryProcessor, retryBackoff } from './delivery.ts';
 import { WebhookPoster } from './http-post.ts';
-
-export interface WebhookRuntime {
-  readonly log: Logger;
-  /** Fans outbox events out into deliveries, delivers them, and serves the ops port. */
-  start(): Promise<{ metricsPort: number }>;
-  /** Takes no more work, lets attempts in flight finish, and closes everything. */
-  stop(): Promise<void>;
-}
+import { webhookMetrics } from './metrics.ts';
 
 const SWEEP_EVERY_MS = 60_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
-/** A webhook worker process: every part built once. */
-export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntime {
+/**
+ * A webhook worker process, every part built once: start fans outbox events out into deliveries
+ * and delivers them; stop lets attempts in flight finish.
+ */
+export function createWebhookRuntime(config: WebhookWorkerConfig): WorkerRuntime {
   const log = createLogger('webhook-worker', config.LOG_LEVEL);
   if (!config.WEBHOOK_SECRET_KEY)
     log.warn(
@@ -50,20 +42,12 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
     config.WEBHOOK_SECRET_KEY_PREVIOUS,
   );
   const db = createDatabase({ url: config.DATABASE_URL, max: Math.min(config.WEBHOOK_CONCURRENCY, 40) + 4 });
-  const connections: Redis[] = [];
-  const connect = (name: string, extra: RedisOptions = {}) => {
-    const redis = new Redis(config.REDIS_URL, {
-      maxRetriesPerRequest: null,
-      connectionName: `webhook-worker:${name}`,
-      ...extra,
-    });
-    redis.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
-    connections.push(redis);
-    return redis;
-  };
+  const connections = redisConnections(config.REDIS_URL, 'webhook-worker', log, {
+    maxRetriesPerRequest: null,
+  });
 
   // The producer fails fast while Redis is away, so a fan-out pass rolls back instead of hanging.
-  const producer = connect('producer', { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const producer = connections.open('producer', { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   const queue = createQueue('webhookDeliveries', producer, config.QUEUE_PREFIX);
   queue.on('error', (err) => log.warn({ err: err.message }, 'queue connection error'));
   const poster = new WebhookPoster({
@@ -73,50 +57,23 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
   });
 
   const registry = createRegistry('webhook-worker');
-  const attempts = new Counter({
-    name: 'webhook_attempts_total',
-    help: 'Delivery attempts by outcome: succeeded, retrying (failed, retried later) or failed (for good).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const attemptSeconds = new Histogram({
-    name: 'webhook_attempt_duration_seconds',
-    help: 'Time from sending an attempt to its answer or failure.',
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  new Gauge({
-    name: 'webhook_outbox_oldest_seconds',
-    help: 'Age of the oldest event not yet fanned out into deliveries (0 when none waits).',
-    registers: [registry],
-    async collect() {
-      const { rows } = await db.pool.query<{ age: string | null }>(
-        `SELECT extract(epoch FROM (now() AT TIME ZONE 'UTC') - min(created_at)) AS age
-         FROM events WHERE dispatched_at IS NULL`,
-      );
-      this.set(Math.max(0, Number(rows[0]?.age ?? 0)));
-    },
-  });
-  const requeuedTotal = new Counter({
-    name: 'webhook_deliveries_requeued_total',
-    help: 'Pending deliveries the sweep queued again because no queue entry could still attempt them.',
-    registers: [registry],
-  });
-  const prunedTotal = new Counter({
-    name: 'webhook_outbox_events_pruned_total',
-    help: 'Outbox events deleted after WEBHOOK_OUTBOX_RETENTION_DAYS.',
-    registers: [registry],
+  const metrics = webhookMetrics(registry, async () => {
+    const { rows } = await db.pool.query<{ age: string | null }>(
+      `SELECT extract(epoch FROM (now() AT TIME ZONE 'UTC') - min(created_at)) AS age
+       FROM events WHERE dispatched_at IS NULL`,
+    );
+    return Math.max(0, Number(rows[0]?.age ?? 0));
   });
   registerQueueMetrics(registry, [queue]);
 
   const processor = new DeliveryProcessor(new DeliveryStore(db.pool), poster, box, log, {
     observe: (outcome, durationMs) => {
-      attempts.inc({ outcome });
-      attemptSeconds.observe(durationMs / 1000);
+      metrics.attempts.inc({ outcome });
+      metrics.attemptSeconds.observe(durationMs / 1000);
     },
   });
   const worker = new Worker(catalog.webhookDeliveries.name, (job, token) => processor.process(job, token), {
-    connection: connect('worker'),
+    connection: connections.open('worker'),
     prefix: config.QUEUE_PREFIX,
     concurrency: config.WEBHOOK_CONCURRENCY,
     autorun: false,
@@ -128,7 +85,7 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
   const prune = async () => {
     const n = await pruneEvents(db.pool, { retentionDays });
     if (n === 0) return;
-    prunedTotal.inc(n);
+    metrics.pruned.inc(n);
     log.info({ deleted: n, retention_days: retentionDays }, 'pruned outbox events');
   };
 
@@ -153,7 +110,7 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
           async () => {
             const ids = await lost.runOnce();
             if (ids.length === 0) return;
-            requeuedTotal.inc(ids.length);
+            metrics.requeued.inc(ids.length);
             log.warn({ delivery_ids: ids }, 're-queued pending deliveries that had no queue entry');
           },
           (err) => log.warn({ err: err.message }, 'delivery sweep failed'),
@@ -168,10 +125,7 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
       ops = await startOpsServer({
         port: config.METRICS_PORT,
         registry,
-        ready: async () => ({
-          postgres: await check(() => db.pool.query('SELECT 1')),
-          redis: await check(() => producer.ping()),
-        }),
+        ready: { postgres: () => db.pool.query('SELECT 1'), redis: () => producer.ping() },
       });
       const metricsPort = (ops.address() as AddressInfo).port;
       log.info(
@@ -196,7 +150,7 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WebhookRuntim
       ops?.close();
       await Promise.allSettled([queue.close(), db.$disconnect()]);
       await db.pool.end().catch(() => {});
-      for (const connection of connections) connection.disconnect();
+      connections.disconnectAll();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Queue } from 'bullmq';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
@@ -42,15 +42,28 @@ export function registerQueueMetrics(registry: Registry, queues: readonly Queue[
 
 export type Checks = Record<string, 'ok' | 'unreachable'>;
 
+/** A worker process as its main.ts runs it: start, then stop on SIGTERM. */
+export interface WorkerRuntime {
+  readonly log: ShutdownLog;
+  /** Starts its work and its ops port (/metrics, /health, /ready) on METRICS_PORT. */
+  start(): Promise<{ metricsPort: number }>;
+  /** Takes no more work, lets what is in flight end or go back to the queue, closes everything. */
+  stop(): Promise<void>;
+}
+
 /**
  * The ops port of a worker: `/metrics` (Prometheus), `/health` (the process answers) and
- * `/ready` (its dependencies answer; 503 otherwise).
+ * `/ready` (every probe of `ready` answers within 1.5 s; 503 otherwise).
  */
 export async function startOpsServer(opts: {
   port: number;
   registry: Registry;
-  ready: () => Promise<Checks>;
+  ready: Record<string, () => Promise<unknown>>;
 }): Promise<Server> {
+  const readiness = async (): Promise<Checks> =>
+    Object.fromEntries(
+      await Promise.all(Object.entries(opts.ready).map(async ([name, probe]) => [name, await check(probe)])),
+    );
   const server = createServer(async (req, res) => {
     const send = (status: number, body: string, type = 'application/json') => {
       res.writeHead(status, { 'Content-Type': type });
@@ -62,7 +75,7 @@ export async function startOpsServer(opts: {
       if (req.url === '/metrics') return send(200, await opts.registry.metrics(), opts.registry.contentType);
       if (req.url === '/health') return send(200, JSON.stringify({ status: 'ok' }));
       if (req.url === '/ready') {
-        const checks = await opts.ready();
+        const checks = await readiness();
         const ok = Object.values(checks).every((c) => c === 'ok');
         return send(
           ok ? 200 : 503,
@@ -147,3 +160,20 @@ export function repeat(ms: number, task: () => Promise<unknown>, onError: (err: 
   timer.unref();
   return () => clearInterval(timer);
 }
+
+/** A counter on `registry`, with the labels it is counted by. */
+export const counter = <L extends string = never>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+): Counter<L> => new Counter({ name, help, labelNames, registers: [registry] });
+
+/** A histogram on `registry`, with its buckets and the labels it is observed by. */
+export const histogram = <L extends string = never>(
+  registry: Registry,
+  name: string,
+  help: string,
+  buckets: number[],
+  labelNames: readonly L[] = [],
+): Histogram<L> => new Histogram({ name, help, buckets, labelNames, registers: [registry] });

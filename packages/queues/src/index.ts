@@ -1,4 +1,5 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 
 /**
@@ -63,3 +64,27 @@ export function createQueue<K extends QueueKey>(
 
 /** Redis pub/sub channel on which the API asks workers to stop a run at once (payload: run id). */
 export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;
+
+/**
+ * The Redis connections of one process: each named after the process and its use (CLIENT LIST
+ * shows them), each logging its errors, all closed by `disconnectAll`.
+ */
+export function redisConnections(
+  url: string,
+  process: string,
+  log: { warn(obj: object, msg: string): void },
+  defaults: RedisOptions = {},
+): { open(name: string, options?: RedisOptions): Redis; disconnectAll(): void } {
+  const opened: Redis[] = [];
+  return {
+    open(name, options) {
+      const redis = new Redis(url, { ...defaults, ...options, connectionName: `${process}:${name}` });
+      redis.on('error', (err) => log.warn({ err: err.message, connection: name }, 'redis connection error'));
+      opened.push(redis);
+      return redis;
+    },
+    disconnectAll() {
+      for (const redis of opened.splice(0)) redis.disconnect();
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import type { JobsService, TickOutcome } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
-import { Counter, type Registry } from '@scrapejobs/observability';
+import { counter, type Registry } from '@scrapejobs/observability';
 import { catalog } from '@scrapejobs/queues';
 import { type ConnectionOptions, Worker } from 'bullmq';
 
@@ -28,12 +28,12 @@ export function startTickWorker(
   connection: ConnectionOptions,
   prefix: string,
 ): Worker {
-  const outcomes = new Counter({
-    name: 'schedule_ticks_total',
-    help: 'Schedule ticks handled, by outcome (started, skipped-running, skipped-paused, orphan, error).',
-    labelNames: ['outcome'] as const,
-    registers: [deps.registry],
-  });
+  const outcomes = counter(
+    deps.registry,
+    'schedule_ticks_total',
+    'Schedule ticks handled, by outcome (started, skipped-running, skipped-paused, orphan, error).',
+    ['outcome'],
+  );
   const worker = new Worker(
     catalog.scheduleTicks.name,
     async (tick) => handleTick(deps, catalog.scheduleTicks.payload.parse(tick.data).jobId),
