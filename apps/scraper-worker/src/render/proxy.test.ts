@@ -9,7 +9,7 @@ import {
   startForwardProxy,
   startServer,
 } from '../../../../test/support/render-servers.ts';
-import { targetPolicy } from './policy.ts';
+import { addressPolicy as targetPolicy } from '../fetch/address.ts';
 import { type ProxyLease, parseAuthority, SafetyProxy } from './proxy.ts';
 
 describe('targetPolicy (pure)', () => {

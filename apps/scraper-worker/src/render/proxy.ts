@@ -3,8 +3,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { isIPv6, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BlockedTargetError, classifyAddress, type OutboundGuard } from '@scrapejobs/outbound';
+import type { AddressPolicy } from '../fetch/address.ts';
 import { scraperGuard } from '../fetch/guard.ts';
-import type { TargetPolicy } from './policy.ts';
 import { parseUpstream, type Upstream, upstreamRequest } from './upstream.ts';
 
 /** Why the proxy did not carry a request: policy, the target, or the upstream proxy. */
@@ -105,12 +105,12 @@ export class SafetyProxy {
   readonly #ports = new Set<number>();
   #sink: Listener | null = null;
 
-  private constructor(policy: TargetPolicy, lookup: LookupFunction | undefined) {
+  private constructor(policy: AddressPolicy, lookup: LookupFunction | undefined) {
     const allowed = (ip: string, port: number) => policy(ip, port) && !this.#isOwnListener(ip, port);
     this.#guard = scraperGuard(allowed, lookup);
   }
 
-  static async start(policy: TargetPolicy, lookup?: LookupFunction): Promise<SafetyProxy> {
+  static async start(policy: AddressPolicy, lookup?: LookupFunction): Promise<SafetyProxy> {
     const proxy = new SafetyProxy(policy, lookup);
     proxy.#sink = await proxy.#listen();
     return proxy;

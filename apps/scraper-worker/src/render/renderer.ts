@@ -1,10 +1,10 @@
 import type { LookupFunction } from 'node:net';
 import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
+import { addressPolicy } from '../fetch/address.ts';
 import { isolatedContexts } from './contexts.ts';
 import { abortReason, RenderError } from './errors.ts';
 import { type PageJob, type RenderedPage, type RenderRequest, renderInPage } from './page-render.ts';
-import { targetPolicy } from './policy.ts';
 import { type ProxyLease, SafetyProxy } from './proxy.ts';
 import { parseUpstream } from './upstream.ts';
 
@@ -94,7 +94,7 @@ export class Renderer {
   /** Starts the safety proxy and one Chromium with `concurrency` isolated contexts. */
   static async start(opts: RendererOptions): Promise<Renderer> {
     const proxy = await SafetyProxy.start(
-      targetPolicy(opts.allowPrivate, opts.isAllowedAddress),
+      addressPolicy(opts.allowPrivate, opts.isAllowedAddress),
       opts.lookup,
     );
     const leases = new WeakMap<Page, ProxyLease>();
