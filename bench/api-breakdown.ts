@@ -7,39 +7,31 @@
  *
  * Run: `pnpm exec node bench/api-breakdown.ts [--ops 4000]`. Prints a JSON summary, then a Markdown table.
  */
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
 import { listJobsQuerySchema } from '@scrapejobs/contracts';
-import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
-import { hashToken, JobsService, KeysService, toDetail, toJob, toListItem } from '@scrapejobs/domain';
+import { createDatabase, type Database, newId } from '@scrapejobs/db';
+import { hashToken, JobsService, toDetail, toJob, toListItem } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { parseCreateJob } from '../apps/api/src/jobs/input.ts';
 import { QueryCompiler } from '../apps/api/src/jobs/query-compiler.ts';
+import {
+  benchPrefix,
+  createBenchDatabase,
+  createKey,
+  parseOptions,
+  printTable,
+  REDIS_URL,
+  runBench,
+} from './support.ts';
 
 const requireFromLogging = createRequire(new URL('../packages/logging/package.json', import.meta.url));
-const { values: args } = parseArgs({ options: { ops: { type: 'string', default: '4000' } } });
+const args = parseOptions({
+  ops: '4000',
+});
 const OPS = Number(args.ops);
 const CONCURRENCY = 32;
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DB_NAME = 'scrapejobs_bench_breakdown';
-const url = new URL(ADMIN_URL);
-url.pathname = `/${DB_NAME}`;
-const DATABASE_URL = url.toString();
-const PREFIX = `bench-${randomBytes(4).toString('hex')}`;
-
-async function admin(sql: string) {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const PREFIX = benchPrefix('breakdown');
 
 interface Step {
   step: string;
@@ -71,21 +63,37 @@ async function measure(step: string, fn: () => unknown, concurrency = CONCURRENC
   return result;
 }
 
-await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-await admin(`CREATE DATABASE "${DB_NAME}"`);
-await applyMigrations(DATABASE_URL);
-// The pool size of apps/api/src/main.ts.
-const db = createDatabase({ url: DATABASE_URL, max: 20, queryTimeoutMs: 5_000 });
-const redis = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-await new Promise((r) => redis.once('ready', r));
-const steps: Step[] = [];
-try {
-  const { token, userId, key } = await new KeysService(db).create({
-    email: 'bench@example.com',
-    mode: 'test',
-    scopes: ['jobs:read', 'jobs:write'],
-    name: 'bench',
+async function main(): Promise<boolean> {
+  // The pool size of apps/api/src/main.ts.
+  const db = createDatabase({
+    url: await createBenchDatabase('scrapejobs_bench_breakdown'),
+    max: 20,
+    queryTimeoutMs: 5_000,
   });
+  const redis = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  await new Promise((r) => redis.once('ready', r));
+  try {
+    const steps = await measureSteps(db, redis);
+    console.log(
+      JSON.stringify({ benchmark: 'api-breakdown', ops: OPS, concurrency: CONCURRENCY, steps }, null, 2),
+    );
+    console.log('');
+    printTable(
+      ['step', 'ops/s', 'CPU µs/op (this process)', 'wall µs/op'],
+      'lrrr',
+      steps.map((s) => [s.step, s.ops_per_s, s.cpu_us_per_op, s.wall_us_per_op]),
+    );
+    return true;
+  } finally {
+    await db.$disconnect();
+    await db.pool.end();
+    redis.disconnect();
+  }
+}
+
+async function measureSteps(db: Database, redis: Redis): Promise<Step[]> {
+  const steps: Step[] = [];
+  const { token, userId, key } = await createKey(db, 'bench@example.com', ['jobs:read', 'jobs:write']);
   const owner = { userId, mode: 'test' as const };
   // The row JobsService.create writes for a job without schedule.
   const compiler = new QueryCompiler();
@@ -113,12 +121,7 @@ try {
   };
   for (let i = 0; i < 100; i++)
     await db.job.create({ data: jobRow(owner, await parse({ ...body, name: `Job ${i}` })) });
-  const otherUser = await new KeysService(db).create({
-    email: 'bench-create@example.com',
-    mode: 'test',
-    scopes: ['jobs:write'],
-    name: 'bench',
-  });
+  const otherUser = await createKey(db, 'bench-create@example.com', ['jobs:write']);
   const creator = { userId: otherUser.userId, mode: 'test' as const };
   const hash = hashToken(token);
   // Neither is called: the measured jobs have no schedule and are never run.
@@ -267,20 +270,7 @@ return n`;
   steps.push(
     await measure('create: toDetail + JSON.stringify', () => JSON.stringify(toDetail(toJob(detail))), 1),
   );
-} finally {
-  await db.$disconnect();
-  await db.pool.end();
-  const keys = await redis.keys(`${PREFIX}:*`);
-  if (keys.length) await redis.unlink(...keys);
-  redis.disconnect();
-  await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
+  return steps;
 }
 
-console.log(
-  JSON.stringify({ benchmark: 'api-breakdown', ops: OPS, concurrency: CONCURRENCY, steps }, null, 2),
-);
-console.log('');
-console.log('| step | ops/s | CPU µs/op (this process) | wall µs/op |');
-console.log('|---|---:|---:|---:|');
-for (const s of steps)
-  console.log(`| ${s.step} | ${s.ops_per_s} | ${s.cpu_us_per_op} | ${s.wall_us_per_op} |`);
+await runBench(main);

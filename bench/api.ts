@@ -32,84 +32,72 @@
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table; exits 1 when a scenario had failures.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import {
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { applyMigrations, createDatabase } from '@scrapejobs/db';
-import { KeysService } from '@scrapejobs/domain';
+import { createDatabase } from '@scrapejobs/db';
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { freePort } from '../test/support/processes.ts';
+import {
+  admin,
+  apiClient,
+  backendPids,
+  benchPrefix,
+  cpuProfFlags,
+  createBenchDatabase,
+  createKey,
+  freePort,
+  log,
+  machineCpu,
+  machineInfo,
+  parseOptions,
+  percentile,
+  printTable,
+  processCpuTimes,
+  productionNodeFlags,
+  profileDir,
+  ROOT,
+  round2,
+  runBench,
+  spawnLogged,
+  startApi,
+  stopChild,
+  tempDir,
+  waitForLog,
+  waitForQuiet,
+  writeJsonOut,
+} from './support.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '15' },
-    warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '32' },
-    'log-levels': { type: 'string', default: 'info,warn' },
-    'cpu-prof': { type: 'string' },
-    'json-out': { type: 'string' },
-    scenarios: { type: 'string', default: 'list,create,bare' },
-    'api-entry': { type: 'string', default: 'apps/api/src/main.ts' },
-    'max-wait': { type: 'string', default: '120' },
-    retries: { type: 'string', default: '2' },
-    'log-dir': { type: 'string' },
-    'api-node-options': { type: 'string' },
-  },
+const args = parseOptions({
+  seconds: '15',
+  warmup: '3',
+  connections: '32',
+  'log-levels': 'info,warn',
+  'cpu-prof': undefined,
+  'json-out': undefined,
+  scenarios: 'list,create,bare',
+  'api-entry': 'apps/api/src/main.ts',
+  'max-wait': '120',
+  retries: '2',
+  'log-dir': undefined,
+  'api-node-options': undefined,
 });
 const MEASURE_S = Number(args.seconds);
 const WARMUP_S = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
-const LOG_LEVELS = args['log-levels']!.split(',').filter(Boolean);
+const LOG_LEVELS = args['log-levels'].split(',').filter(Boolean);
 /** The API's entry point; another file here measures a candidate change side by side. */
-const API_ENTRY = resolve(args['api-entry']!);
-const SCENARIOS = new Set(args.scenarios!.split(','));
-/**
- * Node options of the API process: by default those of its production start script
- * (apps/api/package.json `start`: `node <flags> src/main.ts`), so the API runs as deployed.
- */
-function productionNodeFlags(): string[] {
-  try {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'apps/api/package.json'), 'utf8')) as {
-      scripts?: Record<string, string>;
-    };
-    const words = (pkg.scripts?.start ?? '').split(/\s+/);
-    return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
-  } catch {
-    return [];
-  }
-}
-const API_NODE_OPTIONS = (args['api-node-options'] ?? productionNodeFlags().join(' '))
+const API_ENTRY = resolve(args['api-entry']);
+const SCENARIOS = new Set(args.scenarios.split(','));
+/** Node options of the API process: by default those of its production start script, so it runs as deployed. */
+const API_NODE_OPTIONS = (args['api-node-options'] ?? productionNodeFlags('api').join(' '))
   .split(' ')
   .filter(Boolean);
 const MAX_WAIT_S = Number(args['max-wait']);
 const RETRIES = Number(args.retries);
-const CPU_PROF_DIR = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
+const CPU_PROF_DIR = profileDir(args['cpu-prof']);
 
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DB_NAME = 'scrapejobs_bench_api';
-const DATABASE_URL = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `bench-${randomBytes(4).toString('hex')}`;
+const PREFIX = benchPrefix('api');
 const JOBS_OF_LIST_USER = 100;
 
 const TARGETS = {
@@ -124,210 +112,48 @@ const validJob = () => ({
   queries: [{ name: 'title', type: 'css', query: 'h1' }],
 });
 
-// ---------------------------------------------------------------- processes and cleanup
+// ---------------------------------------------------------------- processes
 
-const tmp = mkdtempSync(join(os.tmpdir(), 'bench-api-'));
+const tmp = tempDir('api');
 /** Where the servers' logs go: kept with --log-dir, else a temporary directory removed at the end. */
 const LOG_DIR = args['log-dir'] ? resolve(args['log-dir']) : tmp;
 mkdirSync(LOG_DIR, { recursive: true });
-const children = new Set<ChildProcess>();
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child);
-    return;
-  }
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-  children.delete(child);
-}
-
-function tail(file: string, lines = 20): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
 
 interface Started {
   child: ChildProcess;
   port: number;
-  logFile: string;
 }
 
-async function startApi(logLevel: string): Promise<Started> {
-  const port = await freePort();
-  const logFile = join(LOG_DIR, `api-${logLevel}.log`);
-  const out = openSync(logFile, 'w');
-  const nodeArgs = [...API_NODE_OPTIONS];
-  if (CPU_PROF_DIR)
-    nodeArgs.push(
-      '--cpu-prof',
-      `--cpu-prof-dir=${CPU_PROF_DIR}`,
-      `--cpu-prof-name=api-${logLevel}-${Date.now()}.cpuprofile`,
-    );
+/** The API under test at `logLevel` (`node <API_NODE_OPTIONS> <API_ENTRY>`), its log in a file. */
+function startApiAt(databaseUrl: string, logLevel: string) {
   // The log goes to a file, as a process manager would collect it; the load generator never reads it.
-  const child = spawn(process.execPath, [...nodeArgs, API_ENTRY], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL,
-      REDIS_URL,
-      PORT: String(port),
-      QUEUE_PREFIX: PREFIX,
-      API_RATE_LIMIT_PER_MINUTE: '100000000',
-      LOG_LEVEL: logLevel,
-    },
-    stdio: ['ignore', out, out],
+  return startApi({
+    databaseUrl,
+    prefix: PREFIX,
+    logLevel,
+    logFile: join(LOG_DIR, `api-${logLevel}.log`),
+    nodeArgs: [...API_NODE_OPTIONS, ...(CPU_PROF_DIR ? cpuProfFlags(CPU_PROF_DIR, `api-${logLevel}`) : [])],
+    entry: API_ENTRY,
   });
-  closeSync(out);
-  children.add(child);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}):\n${tail(logFile)}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/ready`);
-      if (res.status === 200) return { child, port, logFile };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the API did not become ready:\n${tail(logFile)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function startBare(payloadFile: string): Promise<Started> {
   const port = await freePort();
   const logFile = join(LOG_DIR, 'bare.log');
-  const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['bench/bare-server.ts', payloadFile, String(port)], {
-    cwd: ROOT,
-    stdio: ['ignore', out, out],
-  });
-  closeSync(out);
-  children.add(child);
-  const deadline = Date.now() + 15_000;
-  while (!tail(logFile).includes('listening')) {
-    if (child.exitCode !== null) throw new Error(`the bare server exited:\n${tail(logFile)}`);
-    if (Date.now() > deadline) throw new Error(`the bare server did not start:\n${tail(logFile)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, port, logFile };
-}
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-async function deleteRedisKeys(): Promise<number> {
-  const redis = new Redis(REDIS_URL);
-  let n = 0;
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) n += await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return n;
-}
-
-let cleanedUp = false;
-async function cleanup(): Promise<void> {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  await Promise.allSettled([...children].map(stopChild));
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`)).catch((err) =>
-    console.error(`bench: could not drop ${DB_NAME}: ${err.message}`),
-  );
-  await deleteRedisKeys().catch((err) => console.error(`bench: could not delete Redis keys: ${err.message}`));
-  rmSync(tmp, { recursive: true, force: true });
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
+  const child = spawnLogged(['bench/bare-server.ts', payloadFile, String(port)], logFile);
+  await waitForLog(child, logFile, /listening/, 'the bare server');
+  return { child, port };
 }
 
 // ---------------------------------------------------------------- CPU accounting
 
-const CLK_TCK = 100; // USER_HZ on Linux
-
-interface ProcTimes {
-  comm: string;
-  ms: number;
-  /** The kernel's part of `ms` (system calls: sockets, files). */
-  sysMs: number;
-}
-/** utime + stime (ms) and name of every process, from /proc. */
-function processTimes(): Map<number, ProcTimes> {
-  const out = new Map<number, ProcTimes>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [utime, stime] = [Number(fields[11]), Number(fields[12])];
-      out.set(Number(entry), {
-        comm,
-        ms: ((utime + stime) * 1000) / CLK_TCK,
-        sysMs: (stime * 1000) / CLK_TCK,
-      });
-    } catch {
-      // the process ended
-    }
-  }
-  return out;
-}
-/** Machine-wide CPU time (ms, all cores) from /proc/stat. */
-function machineTimes() {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const ms = (n: number) => (n * 1000) / CLK_TCK;
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = f as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  return {
-    busy: ms(user + nice + system + irq + softirq + steal),
-    irq: ms(irq + softirq),
-    steal: ms(steal),
-    idle: ms(idle + iowait),
-  };
-}
-/** PostgreSQL backends serving the bench database (other databases' backends belong to other work). */
-async function benchBackends(): Promise<Set<number>> {
-  const rows = await admin((c) =>
-    c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [DB_NAME]),
-  );
-  return new Set(rows.rows.map((r) => r.pid));
-}
 async function cpuSnapshot() {
   return {
     at: performance.now(),
-    procs: processTimes(),
-    machine: machineTimes(),
-    backends: await benchBackends(),
+    procs: processCpuTimes(),
+    machine: machineCpu(),
+    // PostgreSQL backends serving the bench database (other databases' backends belong to other work).
+    backends: await admin((c) => backendPids(c, DB_NAME)),
   };
 }
 /**
@@ -390,12 +216,6 @@ function cmdline(pid: number): string {
     return '';
   }
 }
-/** Cores busy on the whole machine over the last `ms`. */
-async function machineBusy(ms: number): Promise<number> {
-  const a = machineTimes().busy;
-  await new Promise((r) => setTimeout(r, ms));
-  return round2((machineTimes().busy - a) / ms);
-}
 
 // ---------------------------------------------------------------- load generation
 
@@ -418,10 +238,6 @@ interface Measured {
   timeouts: number;
   status_codes: Record<string, number>;
 }
-
-const percentile = (sorted: Float64Array, p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
-const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** One autocannon run of `seconds` with CONNECTIONS connections; latencies kept exactly (µs resolution). */
 async function load(port: number, req: HttpCall, seconds: number): Promise<Measured> {
@@ -494,22 +310,6 @@ interface ScenarioResult extends Measured {
 
 const failuresOf = (m: Measured) => m.non2xx + m.errors + m.timeouts + m.unexpected_status;
 
-/**
- * Other work on this machine (tests, builds) skews every figure: before a scenario, wait until the
- * machine has been nearly idle (< 0.25 cores busy) for a second, giving up after --max-wait seconds.
- */
-async function waitForQuiet(): Promise<number> {
-  const deadline = Date.now() + MAX_WAIT_S * 1000;
-  for (;;) {
-    const busy = await machineBusy(1000);
-    if (busy < 0.25 || Date.now() > deadline) {
-      if (busy >= 0.25) process.stderr.write(`bench: the machine is still busy (${busy} cores); going on\n`);
-      return busy;
-    }
-    process.stderr.write(`bench: waiting for a quiet machine (${busy} cores busy)\n`);
-  }
-}
-
 /** Other work using more than this many cores during a measurement disturbs it: measure again. */
 const DISTURBED_CORES = 0.25;
 
@@ -523,7 +323,8 @@ async function scenario(
 ): Promise<ScenarioResult> {
   let best: ScenarioResult | undefined;
   for (let attempt = 1; attempt <= 1 + RETRIES; attempt++) {
-    const busyBefore = await waitForQuiet();
+    // Other work on this machine (tests, builds) skews every figure: wait for a quiet one first.
+    const busyBefore = await waitForQuiet(0.25, MAX_WAIT_S * 1000);
     process.stderr.write(`bench: ${name}: warm-up ${WARMUP_S} s, measuring ${MEASURE_S} s … `);
     const warm = await load(server.port, req, WARMUP_S);
     const before = await cpuSnapshot();
@@ -575,28 +376,12 @@ function codeState() {
 // ---------------------------------------------------------------- the run
 
 async function main() {
-  process.stderr.write(`bench: database ${DB_NAME}, Redis prefix ${PREFIX}\n`);
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-    await c.query(`CREATE DATABASE "${DB_NAME}"`);
-  });
-  await applyMigrations(DATABASE_URL);
+  log(`database ${DB_NAME}, Redis prefix ${PREFIX}`);
+  const databaseUrl = await createBenchDatabase(DB_NAME);
 
-  const db = createDatabase({ url: DATABASE_URL, max: 2 });
-  const keys = new KeysService(db);
-  const scopes = ['jobs:read', 'jobs:write'] as const;
-  const listKey = await keys.create({
-    email: 'bench@example.com',
-    mode: 'test',
-    scopes: [...scopes],
-    name: 'bench',
-  });
-  const createKey = await keys.create({
-    email: 'bench-create@example.com',
-    mode: 'test',
-    scopes: [...scopes],
-    name: 'bench',
-  });
+  const db = createDatabase({ url: databaseUrl, max: 2 });
+  const listKey = await createKey(db, 'bench@example.com', ['jobs:read', 'jobs:write']);
+  const creatorKey = await createKey(db, 'bench-create@example.com', ['jobs:read', 'jobs:write']);
   await db.$disconnect();
   await db.pool.end();
 
@@ -610,7 +395,7 @@ async function main() {
   const createReq: HttpCall = {
     method: 'POST',
     path: '/jobs',
-    headers: { ...auth(createKey.token), 'content-type': 'application/json' },
+    headers: { ...auth(creatorKey.token), 'content-type': 'application/json' },
     body: JSON.stringify(validJob()),
     expect: 201,
   };
@@ -620,24 +405,18 @@ async function main() {
   let payloadBytes = 0;
 
   for (const [i, logLevel] of LOG_LEVELS.entries()) {
-    const api = await startApi(logLevel);
+    const api = await startApiAt(databaseUrl, logLevel);
     try {
       if (i === 0) {
         // Seed the list user's 100 jobs through the API itself.
+        const call = apiClient(api.base, listKey.token);
         for (let j = 0; j < JOBS_OF_LIST_USER; j++) {
-          const res = await fetch(`http://127.0.0.1:${api.port}/jobs`, {
-            method: 'POST',
-            headers: { ...auth(listKey.token), 'content-type': 'application/json' },
-            body: JSON.stringify({
-              ...validJob(),
-              name: `Bench job ${j}`,
-              source: `https://example.com/p/${j}`,
-            }),
-          });
+          const job = { ...validJob(), name: `Bench job ${j}`, source: `https://example.com/p/${j}` };
+          const res = await call('POST', '/jobs', job);
           if (res.status !== 201)
-            throw new Error(`seeding: POST /jobs answered ${res.status}: ${await res.text()}`);
+            throw new Error(`seeding: POST /jobs answered ${res.status}: ${JSON.stringify(res.body)}`);
         }
-        const res = await fetch(`http://127.0.0.1:${api.port}/jobs/status`, { headers: auth(listKey.token) });
+        const res = await fetch(`${api.base}/jobs/status`, { headers: auth(listKey.token) });
         const text = await res.text();
         const body = JSON.parse(text) as { count: number };
         if (res.status !== 200 || body.count !== JOBS_OF_LIST_USER)
@@ -695,14 +474,7 @@ async function main() {
   const summary = {
     benchmark: 'api',
     date: new Date().toISOString(),
-    machine: {
-      nproc: os.availableParallelism(),
-      cpu: os.cpus()[0]?.model ?? 'unknown',
-      memory_gib: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      loadavg_at_end: os.loadavg().map(round2),
-      note: 'API, PostgreSQL, Redis and the load generator share these cores',
-    },
+    machine: machineInfo('API, PostgreSQL, Redis and the load generator share these cores'),
     settings: {
       connections: CONNECTIONS,
       warmup_s: WARMUP_S,
@@ -721,23 +493,38 @@ async function main() {
     targets_met: results.filter((r) => r.target_met !== null).every((r) => r.target_met),
   };
   console.log(JSON.stringify(summary, null, 2));
-  if (args['json-out']) {
-    mkdirSync(resolve(args['json-out'], '..'), { recursive: true });
-    writeFileSync(resolve(args['json-out']), `${JSON.stringify(summary, null, 2)}\n`);
-  }
+  writeJsonOut(args['json-out'], summary);
 
   const yesNo = (v: boolean | null) => (v === null ? '–' : v ? 'yes' : 'no');
   console.log('');
-  console.log(
-    `| scenario | req/s | p50 ms | p99 ms | errors | server CPU ms/req | CPU cores: server / postgres / redis / load gen / kernel irq / other | target | met |`,
+  printTable(
+    [
+      'scenario',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'server CPU ms/req',
+      'CPU cores: server / postgres / redis / load gen / kernel irq / other',
+      'target',
+      'met',
+    ],
+    'lrrrrrlll',
+    results.map((r) => {
+      const c = r.cpu_cores;
+      return [
+        r.scenario,
+        r.rps,
+        r.latency_ms.p50,
+        r.latency_ms.p99,
+        `${failuresOf(r)}${r.valid ? '' : ' (invalid)'}${r.disturbed ? ' (disturbed)' : ''}`,
+        r.server_cpu_ms_per_request,
+        `${c.server} / ${c.postgres} / ${c.redis} / ${c.loadgen} / ${c.kernel_irq} / ${c.other}`,
+        r.target ?? 'ceiling',
+        yesNo(r.target_met),
+      ];
+    }),
   );
-  console.log('|---|---:|---:|---:|---:|---:|---|---|---|');
-  for (const r of results) {
-    const c = r.cpu_cores;
-    console.log(
-      `| ${r.scenario} | ${r.rps} | ${r.latency_ms.p50} | ${r.latency_ms.p99} | ${failuresOf(r)}${r.valid ? '' : ' (invalid)'}${r.disturbed ? ' (disturbed)' : ''} | ${r.server_cpu_ms_per_request} | ${c.server} / ${c.postgres} / ${c.redis} / ${c.loadgen} / ${c.kernel_irq} / ${c.other} | ${r.target ?? 'ceiling'} | ${yesNo(r.target_met)} |`,
-    );
-  }
   console.log('');
   console.log(
     `${summary.machine.nproc} cores (${summary.machine.cpu}), Node ${process.version}, ${CONNECTIONS} connections, ` +
@@ -746,12 +533,4 @@ async function main() {
   return summary;
 }
 
-try {
-  const summary = await main();
-  process.exitCode = summary.all_valid ? 0 : 1;
-} catch (err) {
-  console.error(`bench: ${(err as Error).stack ?? err}`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench(async () => (await main()).all_valid);

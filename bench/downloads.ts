@@ -22,132 +22,59 @@
  * `--keep-db` keeps the seeded database; `--reuse` then uses it instead of seeding again.
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
-import { KeysService } from '@scrapejobs/domain';
-import { Redis } from 'ioredis';
+import { join } from 'node:path';
+import { createDatabase, newId } from '@scrapejobs/db';
 import pg from 'pg';
-import { freePort } from '../test/support/processes.ts';
+import {
+  benchPrefix,
+  createBenchDatabase,
+  createKey,
+  databaseUrl,
+  dropAtCleanup,
+  memoryOf,
+  memorySampler,
+  parseOptions,
+  printTable,
+  runBench,
+  sleep,
+  startApi,
+  stopChild,
+  tempDir,
+  writeJsonOut,
+} from './support.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const { values: args } = parseArgs({
-  options: {
-    rows: { type: 'string', default: '200000' },
-    repeat: { type: 'string', default: '2' },
-    formats: { type: 'string', default: 'json,csv,xlsx,sql,slow-csv' },
-    'json-out': { type: 'string' },
-    'keep-db': { type: 'boolean', default: false },
-    reuse: { type: 'boolean', default: false },
-    'api-node-options': { type: 'string', default: '' },
-  },
+const args = parseOptions({
+  rows: '200000',
+  repeat: '2',
+  formats: 'json,csv,xlsx,sql,slow-csv',
+  'json-out': undefined,
+  'keep-db': false,
+  reuse: false,
+  'api-node-options': '',
 });
 const ROWS = Number(args.rows);
 const REPEAT = Math.max(1, Number(args.repeat));
-const FORMATS = args.formats!.split(',').filter(Boolean);
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const FORMATS = args.formats.split(',').filter(Boolean);
 const DB_NAME = 'scrapejobs_bench_downloads';
-const DATABASE_URL = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `bench-${randomBytes(4).toString('hex')}`;
+const DATABASE_URL = databaseUrl(DB_NAME);
+const PREFIX = benchPrefix('downloads');
 const QUERIES = ['title', 'price', 'sku', 'description', 'category', 'rating'];
 const TARGETS = { peakRssMb: 256, rowsPerSecond: { json: 50_000, csv: 50_000 } as Record<string, number> };
 
-const tmp = mkdtempSync(join(os.tmpdir(), 'bench-downloads-'));
-let api: ChildProcess | undefined;
+const tmp = tempDir('downloads');
+if (!args['keep-db']) dropAtCleanup(DB_NAME);
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-const logFile = join(tmp, 'api.log');
-const tail = () => {
-  try {
-    return readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
-  } catch {
-    return '';
-  }
-};
-
-async function startApi(): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['apps/api/src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL,
-      REDIS_URL,
-      PORT: String(port),
-      QUEUE_PREFIX: PREFIX,
-      API_RATE_LIMIT_PER_MINUTE: '100000000',
-      LOG_LEVEL: 'warn',
-      NODE_OPTIONS: [process.env.NODE_OPTIONS, args['api-node-options']].filter(Boolean).join(' '),
-    },
-    stdio: ['ignore', openSync(logFile, 'w'), openSync(logFile, 'a')],
+/** The API on the bench's database, its log in the temporary directory, NODE_OPTIONS from --api-node-options. */
+const startDownloadsApi = () =>
+  startApi({
+    databaseUrl: DATABASE_URL,
+    prefix: PREFIX,
+    logLevel: 'warn',
+    logFile: join(tmp, 'api.log'),
+    env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, args['api-node-options']].filter(Boolean).join(' ') },
   });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}):\n${tail()}`);
-    try {
-      if ((await fetch(`${base}/ready`)).status === 200) return { child, base };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the API did not become ready:\n${tail()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function stopApi(): Promise<void> {
-  if (!api || api.exitCode !== null || api.signalCode !== null) return;
-  const exited = once(api, 'exit');
-  api.kill('SIGTERM');
-  const timer = setTimeout(() => api?.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function cleanup(): Promise<void> {
-  await stopApi().catch(() => {});
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } catch {
-    // Redis gone: nothing to clean
-  } finally {
-    redis.disconnect();
-  }
-  if (!args['keep-db'])
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`)).catch(() => {});
-  rmSync(tmp, { recursive: true, force: true });
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void cleanup().finally(() => process.exit(130));
-  });
-}
 
 /** A database with one job of six queries and one finished run of ROWS records; returns the ids. */
 async function seed(): Promise<{ token: string; jobId: string; runId: string }> {
@@ -155,19 +82,10 @@ async function seed(): Promise<{ token: string; jobId: string; runId: string }> 
     const reused = await reuseSeed().catch(() => undefined);
     if (reused) return reused;
   }
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-    await c.query(`CREATE DATABASE "${DB_NAME}"`);
-  });
-  await applyMigrations(DATABASE_URL);
+  await createBenchDatabase(DB_NAME, { keep: true }); // dropped at the end unless --keep-db
   const db = createDatabase({ url: DATABASE_URL, max: 2, queryTimeoutMs: 600_000 });
   try {
-    const { token, userId } = await new KeysService(db).create({
-      email: 'bench@example.com',
-      mode: 'test',
-      scopes: ['jobs:read', 'jobs:write'],
-      name: 'bench',
-    });
+    const { token, userId } = await createKey(db, 'bench@example.com', ['jobs:read', 'jobs:write']);
     const jobId = newId('job');
     const runId = newId('run');
     const now = new Date();
@@ -230,23 +148,12 @@ async function reuseSeed() {
   try {
     const run = await db.run.findFirst({ where: { resultsCount: ROWS }, include: { job: true } });
     if (!run) return undefined;
-    const { token } = await new KeysService(db).create({
-      email: 'bench@example.com',
-      mode: 'test',
-      scopes: ['jobs:read'],
-      name: 'bench',
-    });
+    const { token } = await createKey(db, 'bench@example.com', ['jobs:read']);
     return { token, jobId: run.jobId, runId: run.id };
   } finally {
     await db.$disconnect();
     await db.pool.end();
   }
-}
-
-function status(pid: number): { rss: number; hwm: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(text.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
-  return { rss: kb('VmRSS') * 1024, hwm: kb('VmHWM') * 1024 };
 }
 
 /** Resets VmHWM so the next reading is the peak of what follows (Linux clear_refs). */
@@ -257,18 +164,6 @@ function resetPeak(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Samples the API's RSS until stopped; returns the highest sample. */
-function sampleRss(pid: number) {
-  let peak = 0;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, status(pid).rss);
-  }, 10);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, status(pid).rss);
-  };
 }
 
 interface Run {
@@ -306,7 +201,7 @@ async function download(base: string, path: string, token: string, bytesPerSecon
       }
       if (bytesPerSecond) {
         const due = (bytes / bytesPerSecond) * 1000 - elapsed;
-        if (due > 0) await new Promise((r) => setTimeout(r, due));
+        if (due > 0) await sleep(due);
       }
     }
   } catch (err) {
@@ -330,7 +225,8 @@ function complete(format: string, run: Run): boolean {
   return run.tailText.includes('PK\x05\x06');
 }
 
-const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
+const tenth = (n: number) => Math.round(n * 10) / 10;
+const mb = (bytes: number) => tenth(bytes / 1024 / 1024);
 
 async function fetchingSessions(): Promise<number> {
   const client = new pg.Client({ connectionString: DATABASE_URL });
@@ -351,18 +247,17 @@ async function main() {
   const results: Record<string, unknown>[] = [];
   // A fresh API process per format, so no format inherits another's heap growth.
   for (const name of FORMATS) {
-    const started = await startApi();
-    api = started.child;
-    const pid = api.pid!;
+    const started = await startDownloadsApi();
+    const pid = started.child.pid!;
     // One small request first, so the idle figure includes the code paths of a download.
     await download(started.base, `/jobs/${seeded.jobId}/results?limit=1`, seeded.token);
-    const idle = status(pid).rss;
+    const idleMib = memoryOf(pid)!.rss;
     const slow = name === 'slow-csv';
     const format = slow ? 'csv' : name;
     const path = `/jobs/${seeded.jobId}/download?format=${format}`;
     const runs: Run[] = [];
     const hwmReset = resetPeak(pid);
-    const stop = sampleRss(pid);
+    const rss = memorySampler(pid, 10);
     for (let i = 0; i < (slow ? 1 : REPEAT); i++) {
       const run = slow
         ? await download(started.base, path, seeded.token, 1024 * 1024, 3_000)
@@ -370,18 +265,17 @@ async function main() {
       if (!slow && !complete(format, run)) throw new Error(`${format}: incomplete file (${run.lines} lines)`);
       runs.push(run);
     }
-    const peakSampled = stop();
-    const peak = Math.max(peakSampled, hwmReset ? status(pid).hwm : 0);
+    const peakMib = Math.max(rss.stop().peak_rss_mib, hwmReset ? memoryOf(pid)!.hwm : 0);
     const best = runs.reduce((a, b) => (a.seconds <= b.seconds ? a : b));
     let leftOpen: number | undefined;
     if (slow) {
       for (let i = 0; i < 50; i++) {
         leftOpen = await fetchingSessions();
         if (leftOpen === 0) break;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     }
-    await stopApi();
+    await stopChild(started.child);
     const row = {
       format: name,
       rows: slow ? undefined : ROWS,
@@ -390,14 +284,14 @@ async function main() {
       mb_per_s: Math.round((best.bytes / 1024 / 1024 / best.seconds) * 10) / 10,
       file_mb: mb(best.bytes),
       first_byte_ms: Math.round(best.firstByteMs),
-      idle_rss_mb: mb(idle),
-      peak_rss_mb: mb(peak),
+      idle_rss_mb: tenth(idleMib),
+      peak_rss_mb: tenth(peakMib),
       peak_from: hwmReset
         ? 'VmHWM (reset before the download) and 10 ms VmRSS samples'
         : '10 ms VmRSS samples',
       cursor_left_open: leftOpen,
       meets_targets:
-        mb(peak) < TARGETS.peakRssMb &&
+        tenth(peakMib) < TARGETS.peakRssMb &&
         (slow ||
           TARGETS.rowsPerSecond[format] === undefined ||
           ROWS / best.seconds >= TARGETS.rowsPerSecond[format]!) &&
@@ -415,22 +309,24 @@ async function main() {
     results,
   };
   console.log(JSON.stringify(summary, null, 2));
-  console.log('\n| format | rows/s | MB/s | file MB | first byte ms | idle RSS MB | peak RSS MB | targets |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of results as Record<string, string | number | boolean | undefined>[])
-    console.log(
-      `| ${r.format} | ${r.rows_per_s ?? '-'} | ${r.mb_per_s} | ${r.file_mb} | ${r.first_byte_ms} | ${r.idle_rss_mb} | ${r.peak_rss_mb} | ${r.meets_targets ? 'met' : 'MISSED'} |`,
-    );
-  if (args['json-out']) writeFileSync(args['json-out'], JSON.stringify(summary, null, 2));
+  console.log('');
+  printTable(
+    ['format', 'rows/s', 'MB/s', 'file MB', 'first byte ms', 'idle RSS MB', 'peak RSS MB', 'targets'],
+    'llllllll',
+    results.map((r) => [
+      r.format,
+      r.rows_per_s ?? '-',
+      r.mb_per_s,
+      r.file_mb,
+      r.first_byte_ms,
+      r.idle_rss_mb,
+      r.peak_rss_mb,
+      r.meets_targets ? 'met' : 'MISSED',
+    ]),
+  );
+  writeJsonOut(args['json-out'], summary);
   return results.every((r) => r.meets_targets);
 }
 
-try {
-  const ok = await main();
-  await cleanup();
-  process.exit(ok ? 0 : 1);
-} catch (err) {
-  console.error(err);
-  await cleanup();
-  process.exit(1);
-}
+await runBench(main);
+process.exit();

@@ -8,27 +8,22 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { compileJob, decodeHtml, extract, type QuerySpec } from '@scrapejobs/extraction';
 import { PageExtractor } from '../apps/scraper-worker/src/extract/extractor.ts';
+import { cpuModel, parseOptions, printTable, productItems, round2, sampleAt } from './support.ts';
 
 const ITEMS = 400;
-const secondsArg = process.argv.indexOf('--seconds');
-const MEASURE_MS = (secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 3) * 1000;
+const args = parseOptions({
+  seconds: '3',
+});
+const MEASURE_MS = Number(args.seconds) * 1000;
 const WARMUP_MS = Math.min(1000, MEASURE_MS / 2);
 
-export function makePage(items: number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < items; i++) {
-    rows.push(`<li class="product" data-id="${i}">
-  <a class="title" href="/products/${i}">Product number ${i}</a>
-  <span class="price">$${(i * 1.37).toFixed(2)}</span>
-  <p class="desc">Short description of item ${i}, in stock.</p>
-</li>`);
-  }
+function makePage(items: number): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Catalogue</title>
 <style>body { font-family: sans-serif }</style></head>
 <body><header><h1>Catalogue</h1><nav><a href="/">Home</a> <a href="/about">About</a></nav></header>
 <main><ul id="products">
-${rows.join('\n')}
+${productItems(items)}
 </ul></main><footer><p>Page 1 of 10</p></footer></body></html>`;
 }
 
@@ -38,31 +33,34 @@ interface Scenario {
   queries: QuerySpec[];
 }
 
+/** A scenario of one query, named `<name> (1 query)`. */
+const oneQuery = (name: string, target: number, query: QuerySpec): Scenario => ({
+  name: `${name} (1 query)`,
+  target,
+  queries: [query],
+});
+
 const scenarios: Scenario[] = [
-  { name: 'css (1 query)', target: 150, queries: [{ name: 'title', type: 'css', query: 'li.product > a' }] },
-  {
-    name: 'xpath (1 query)',
-    target: 30,
-    queries: [{ name: 'title', type: 'xpath', query: '//li[@class="product"]/a' }],
-  },
-  {
-    // The same path in parentheses is outside the fast path (xpath-simple.ts): fontoxpath.
-    name: 'xpath through fontoxpath (1 query)',
-    target: 30,
-    queries: [{ name: 'title', type: 'xpath', query: '(//li[@class="product"]/a)' }],
-  },
-  {
-    name: 'xpath, descendants (1 query)',
-    target: 0,
-    queries: [{ name: 'link', type: 'xpath', query: '//li[contains(@class, "product")]//a/@href' }],
-  },
-  {
-    // Through fontoxpath, `//` after a predicate makes it sort the results into document order.
-    name: 'xpath, descendants through fontoxpath (1 query)',
-    target: 0,
-    queries: [{ name: 'link', type: 'xpath', query: '(//li[contains(@class, "product")]//a/@href)' }],
-  },
-  { name: 'regex (1 query)', target: 0, queries: [{ name: 'id', type: 'regex', query: 'data-id="(\\d+)"' }] },
+  oneQuery('css', 150, { name: 'title', type: 'css', query: 'li.product > a' }),
+  oneQuery('xpath', 30, { name: 'title', type: 'xpath', query: '//li[@class="product"]/a' }),
+  // The same path in parentheses is outside the fast path (xpath-simple.ts): fontoxpath.
+  oneQuery('xpath through fontoxpath', 30, {
+    name: 'title',
+    type: 'xpath',
+    query: '(//li[@class="product"]/a)',
+  }),
+  oneQuery('xpath, descendants', 0, {
+    name: 'link',
+    type: 'xpath',
+    query: '//li[contains(@class, "product")]//a/@href',
+  }),
+  // Through fontoxpath, `//` after a predicate makes it sort the results into document order.
+  oneQuery('xpath, descendants through fontoxpath', 0, {
+    name: 'link',
+    type: 'xpath',
+    query: '(//li[contains(@class, "product")]//a/@href)',
+  }),
+  oneQuery('regex', 0, { name: 'id', type: 'regex', query: 'data-id="(\\d+)"' }),
   {
     name: 'mixed (6 queries)',
     target: 25,
@@ -102,12 +100,14 @@ function measure(scenario: Scenario, html: string): Result {
   }
   samples.sort((a, b) => a - b);
   const pagesPerSecond = samples.length / ((now - start) / 1000);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
-  const round = (n: number) => Math.round(n * 100) / 100;
   return {
     scenario: scenario.name,
-    pagesPerSecond: round(pagesPerSecond),
-    msPerPage: { mean: round(1000 / pagesPerSecond), p50: round(at(0.5)), p95: round(at(0.95)) },
+    pagesPerSecond: round2(pagesPerSecond),
+    msPerPage: {
+      mean: round2(1000 / pagesPerSecond),
+      p50: round2(sampleAt(samples, 0.5)),
+      p95: round2(sampleAt(samples, 0.95)),
+    },
     recordsPerPage: records,
     target: scenario.target > 0 ? scenario.target : null,
     meetsTarget: scenario.target > 0 ? pagesPerSecond >= scenario.target : null,
@@ -147,14 +147,12 @@ async function timeLoop(
   const elapsed = performance.now() - start;
   const busy = performance.eventLoopUtilization(elu).active;
   samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
-  const round = (n: number) => Math.round(n * 100) / 100;
   const pps = samples.length / (elapsed / 1000);
   return {
-    pps: round(pps),
-    mean: round(1000 / pps),
-    p50: round(at(0.5)),
-    p95: round(at(0.95)),
+    pps: round2(pps),
+    mean: round2(1000 / pps),
+    p50: round2(sampleAt(samples, 0.5)),
+    p95: round2(sampleAt(samples, 0.95)),
     loop: Math.round((busy / samples.length) * 1000) / 1000,
   };
 }
@@ -204,7 +202,7 @@ for (const scenario of scenarios.filter((s) => s.name.startsWith('css') || s.nam
 const summary = {
   page: { bytes: Buffer.byteLength(html), items: ITEMS },
   node: process.version,
-  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cpu: cpuModel(),
   cores: os.availableParallelism(),
   threads: 1,
   warmupMs: WARMUP_MS,
@@ -213,17 +211,27 @@ const summary = {
   handOffs,
 };
 console.log(JSON.stringify(summary, null, 2));
-console.log('\n| scenario | pages/s | ms/page (mean) | p50 ms | p95 ms | records/page | target |');
-console.log('|---|---:|---:|---:|---:|---:|---|');
-for (const r of results) {
-  const target = r.target === null ? '—' : `≥ ${r.target} ${r.meetsTarget ? 'met' : 'MISSED'}`;
-  console.log(
-    `| ${r.scenario} | ${r.pagesPerSecond} | ${r.msPerPage.mean} | ${r.msPerPage.p50} | ${r.msPerPage.p95} | ${r.recordsPerPage} | ${target} |`,
-  );
-}
-console.log('\n| scenario | way | pages/s | ms/page (mean) | p50 ms | p95 ms | event loop ms/page |');
-console.log('|---|---|---:|---:|---:|---:|---:|');
-for (const h of handOffs)
-  console.log(
-    `| ${h.scenario} | ${h.way} | ${h.pagesPerSecond} | ${h.msPerPage.mean} | ${h.msPerPage.p50} | ${h.msPerPage.p95} | ${h.eventLoopMsPerPage} |`,
-  );
+const timing = ['pages/s', 'ms/page (mean)', 'p50 ms', 'p95 ms'];
+const timingOf = (t: Result | HandOff) => [
+  t.pagesPerSecond,
+  t.msPerPage.mean,
+  t.msPerPage.p50,
+  t.msPerPage.p95,
+];
+console.log('');
+printTable(
+  ['scenario', ...timing, 'records/page', 'target'],
+  'lrrrrrl',
+  results.map((r) => [
+    r.scenario,
+    ...timingOf(r),
+    r.recordsPerPage,
+    r.target === null ? '—' : `≥ ${r.target} ${r.meetsTarget ? 'met' : 'MISSED'}`,
+  ]),
+);
+console.log('');
+printTable(
+  ['scenario', 'way', ...timing, 'event loop ms/page'],
+  'llrrrrr',
+  handOffs.map((h) => [h.scenario, h.way, ...timingOf(h), h.eventLoopMsPerPage]),
+);

@@ -21,20 +21,18 @@
  * Run: `pnpm exec node bench/fleet-insert.ts [--batches 100] [--rows 400]`
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { createDatabase, newId } from '@scrapejobs/db';
+import { createDatabase, type Database, newId } from '@scrapejobs/db';
 import { type PageRows, RunStore } from '@scrapejobs/domain';
-import { cpuMsOf, createBenchDatabase, round2 } from './support.ts';
+import { cpuMsOf, createBenchDatabase, parseOptions, printTable, round2, runBench } from './support.ts';
 
-const { values: args } = parseArgs({
-  options: { batches: { type: 'string', default: '100' }, rows: { type: 'string', default: '400' } },
+const args = parseOptions({
+  batches: '100',
+  rows: '400',
 });
 const BATCHES = Number(args.batches);
 const ROWS = Number(args.rows);
 
-const database = await createBenchDatabase('scrapejobs_bench_insert');
-const db = createDatabase({ url: database.url, max: 4 });
-try {
+async function main(db: Database) {
   const user = await db.user.create({ data: { id: newId('usr'), email: 'insert@example.com' } });
   const job = await db.job.create({
     data: {
@@ -155,16 +153,27 @@ try {
   }
   console.log(JSON.stringify({ batches: BATCHES, rows_per_batch: ROWS, results }, null, 2));
   console.log('');
-  console.log(
-    '| way | rows | rows/s | CPU ms per 1,000 rows: this process | PostgreSQL | ms per duplicate batch |',
+  printTable(
+    ['way', 'rows', 'rows/s', 'CPU ms per 1,000 rows: this process', 'PostgreSQL', 'ms per duplicate batch'],
+    'lrrrrr',
+    results.map((r) => [
+      r.way,
+      r.stored,
+      r.rows_per_s,
+      r.this_process_cpu_ms_per_1000_rows,
+      r.postgres_cpu_ms_per_1000_rows,
+      r.ms_per_duplicate_batch,
+    ]),
   );
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const r of results)
-    console.log(
-      `| ${r.way} | ${r.stored} | ${r.rows_per_s} | ${r.this_process_cpu_ms_per_1000_rows} | ${r.postgres_cpu_ms_per_1000_rows} | ${r.ms_per_duplicate_batch} |`,
-    );
-} finally {
-  await db.$disconnect();
-  await db.pool.end();
-  await database.drop();
 }
+
+await runBench(async () => {
+  const db = createDatabase({ url: await createBenchDatabase('scrapejobs_bench_insert'), max: 4 });
+  try {
+    await main(db);
+  } finally {
+    await db.$disconnect();
+    await db.pool.end();
+  }
+  return true;
+});

@@ -39,71 +39,43 @@
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import pg from 'pg';
-import { type Proc, startApp } from '../test/support/processes.ts';
-import {
-  ADMIN_URL,
-  benchPrefix,
-  cpuMsOf,
-  createBenchDatabase,
-  createKeyWithCli,
-  deleteRedisKeys,
-  freePort,
-  machineCpu,
-  memorySampler,
-  REDIS_URL,
-  ROOT,
-  round2,
-  sleep,
-  summarizeProfile,
-  waitForQuiet,
-} from './support.ts';
+import type { Proc } from '../test/support/processes.ts';
+import * as support from './support.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '1' },
-    crawlee: { type: 'string', default: 'disk,memory' },
-    'max-concurrency': { type: 'string', default: '32' },
-    'log-level': { type: 'string', default: 'info' },
-    'cpu-prof': { type: 'string' },
-    'json-out': { type: 'string' },
-    'no-wait': { type: 'boolean', default: false },
-    'worker-node-options': { type: 'string', default: '' },
-    'no-production-flags': { type: 'boolean', default: false },
-  },
+const args = support.parseOptions({
+  rounds: '1',
+  crawlee: 'disk,memory',
+  'max-concurrency': '32',
+  'log-level': 'info',
+  'cpu-prof': undefined,
+  'json-out': undefined,
+  'no-wait': false,
+  'worker-node-options': '',
+  'no-production-flags': false,
 });
 
-/** The Node flags of the worker's production start script: `node <flags> src/main.ts`. */
-function productionWorkerFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'apps/scraper-worker/package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const m = /^node\s+(.*?)\s*src\/main\.ts$/.exec(pkg.scripts.start);
-  if (!m) throw new Error(`unexpected start script: ${pkg.scripts.start}`);
-  return (m[1] ?? '').split(/\s+/).filter(Boolean);
-}
 const WORKER_FLAGS = [
-  ...(args['no-production-flags'] ? [] : productionWorkerFlags()),
-  ...args['worker-node-options']!.split(' ').filter(Boolean),
+  ...(args['no-production-flags'] ? [] : support.productionNodeFlags('scraper-worker')),
+  ...args['worker-node-options'].split(' ').filter(Boolean),
 ];
 const ROUNDS = Number(args.rounds);
-const CRAWLEE_VARIANTS = args.crawlee!.split(',').filter(Boolean) as ('disk' | 'memory')[];
+const CRAWLEE_VARIANTS = args.crawlee.split(',').filter(Boolean) as ('disk' | 'memory')[];
 const MAX_CONCURRENCY = Number(args['max-concurrency']);
-const LOG_LEVEL = args['log-level']!;
-const CPU_PROF_DIR = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
+const LOG_LEVEL = args['log-level'];
+const CPU_PROF_DIR = support.profileDir(args['cpu-prof']);
 
 const JOBS = 10;
 const PAGES = 100;
 const ITEMS = 400;
 const TARGETS = { memory_mib: 300 };
 const DB_NAME = 'scrapejobs_bench_fleet';
-const PREFIX = benchPrefix('fleet');
+const PREFIX = support.benchPrefix('fleet');
 
 const queries = [
   { name: 'title', type: 'css', query: 'h1' },
@@ -111,40 +83,16 @@ const queries = [
   { name: 'price', type: 'xpath', query: '//span[@class="price"]' },
 ];
 
-// ---------------------------------------------------------------- processes and cleanup
+// ---------------------------------------------------------------- processes
 
-const tmp = mkdtempSync(join(os.tmpdir(), 'bench-fleet-'));
+const tmp = support.tempDir('fleet');
 const MEMWATCH_FILE = join(tmp, 'worker-memwatch.jsonl');
 
-interface MemSample {
-  t: number;
-  rss: number;
-  heap_total: number;
-  heap_used: number;
-  external: number;
-  array_buffers: number;
-  loop_p50_ms: number;
-  loop_p99_ms: number;
-  loop_max_ms: number;
-  live_heap: number | null;
-  major_gcs: number;
-  gc_ms: number;
-}
 /** What the worker reported about itself (bench/fleet-memwatch.ts) between two instants. */
 function workerSelfReport(from: number, to: number) {
-  let lines: MemSample[] = [];
-  try {
-    lines = readFileSync(MEMWATCH_FILE, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as MemSample)
-      .filter((l) => l.t >= from && l.t <= to + 500);
-  } catch {
-    return null;
-  }
+  const lines = support.memwatchSamples(MEMWATCH_FILE, from, to, 500);
   if (!lines.length) return null;
   const peak = lines.reduce((a, b) => (b.rss > a.rss ? b : a));
-  const p99s = lines.map((l) => l.loop_p99_ms).sort((a, b) => a - b);
   return {
     samples: lines.length,
     at_peak_rss_mib: {
@@ -153,99 +101,46 @@ function workerSelfReport(from: number, to: number) {
       heap_used: peak.heap_used,
       external: peak.external,
       array_buffers: peak.array_buffers,
-      other_native_incl_wasm: round2(peak.rss - peak.heap_total - peak.external),
+      other_native_incl_wasm: support.round2(peak.rss - peak.heap_total - peak.external),
     },
     max_heap_used_mib: Math.max(...lines.map((l) => l.heap_used)),
     max_live_heap_after_major_gc_mib: Math.max(0, ...lines.map((l) => l.live_heap ?? 0)),
     major_gcs: lines.reduce((n, l) => n + l.major_gcs, 0),
-    gc_seconds: round2(lines.reduce((n, l) => n + l.gc_ms, 0) / 1000),
-    event_loop_delay_ms: {
-      median_of_interval_p99: p99s[Math.floor(p99s.length / 2)]!,
-      max: Math.max(...lines.map((l) => l.loop_max_ms)),
-    },
+    gc_seconds: support.gcSeconds(lines),
+    event_loop_delay_ms: support.eventLoopDelay(lines),
   };
-}
-const children = new Set<ChildProcess>();
-const procs = new Set<Proc>();
-let dropDb: (() => Promise<void>) | undefined;
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  children.delete(child);
-}
-async function stopProc(p: Proc): Promise<void> {
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-  await p.kill('SIGTERM');
-  clearTimeout(timer);
-  procs.delete(p);
-}
-
-let cleanedUp = false;
-async function cleanup(): Promise<void> {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  await Promise.allSettled([...procs].map(stopProc));
-  await Promise.allSettled([...children].map(stopChild));
-  if (dropDb)
-    await dropDb().catch((err) => console.error(`bench: could not drop ${DB_NAME}: ${err.message}`));
-  await deleteRedisKeys(PREFIX).catch((err) => console.error(`bench: Redis cleanup failed: ${err.message}`));
-  rmSync(tmp, { recursive: true, force: true });
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
 }
 
 async function startSiteProcess(): Promise<{ child: ChildProcess; url: string }> {
   const logFile = join(tmp, 'site.log');
-  const child = spawn(process.execPath, ['bench/fleet-site.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
-  });
-  children.add(child);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const m = readFileSync(logFile, 'utf8').match(/listening (\d+)/);
-    if (m) return { child, url: `http://127.0.0.1:${m[1]}` };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the site did not start');
-    await sleep(100);
-  }
+  const child = support.spawnLogged(['bench/fleet-site.ts'], logFile, { stderr: 'inherit' });
+  const [, port] = await support.waitForLog(child, logFile, /listening (\d+)/, 'the site');
+  return { child, url: `http://127.0.0.1:${port}` };
 }
 
 // ---------------------------------------------------------------- CPU accounting
 
 interface CpuMark {
   at: number;
-  machine: ReturnType<typeof machineCpu>;
+  machine: ReturnType<typeof support.machineCpu>;
   pids: Map<string, number>;
 }
 function cpuMark(pids: Record<string, number | undefined>): CpuMark {
   const m = new Map<string, number>();
-  for (const [name, pid] of Object.entries(pids)) if (pid) m.set(name, cpuMsOf(pid) ?? 0);
-  return { at: performance.now(), machine: machineCpu(), pids: m };
+  for (const [name, pid] of Object.entries(pids)) if (pid) m.set(name, support.cpuMsOf(pid) ?? 0);
+  return { at: performance.now(), machine: support.machineCpu(), pids: m };
 }
 /**
  * CPU time of the PostgreSQL backends serving the bench database: they come and go with the
  * pools, so they are looked up every 500 ms; a backend seen first after the start counts from 0.
  */
 async function postgresTracker() {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  const client = new pg.Client({ connectionString: support.ADMIN_URL });
   await client.connect();
   const seen = new Map<number, { first: number; last: number }>();
   const poll = async (initial: boolean) => {
-    const r = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
-      DB_NAME,
-    ]);
-    for (const { pid } of r.rows) {
-      const ms = cpuMsOf(pid);
+    for (const pid of await support.backendPids(client, DB_NAME)) {
+      const ms = support.cpuMsOf(pid);
       if (ms === null) continue;
       const entry = seen.get(pid);
       if (entry) entry.last = ms;
@@ -256,7 +151,7 @@ async function postgresTracker() {
   let running = true;
   const loop = (async () => {
     while (running) {
-      await sleep(500);
+      await support.sleep(500);
       await poll(false).catch(() => {});
     }
   })();
@@ -276,13 +171,13 @@ async function postgresTracker() {
 function coresBetween(a: CpuMark, b: CpuMark) {
   const wall = b.at - a.at;
   const out: Record<string, number> = {};
-  for (const [name, ms] of b.pids) out[name] = round2((ms - (a.pids.get(name) ?? 0)) / wall);
-  out.machine = round2((b.machine.busy - a.machine.busy) / wall);
+  for (const [name, ms] of b.pids) out[name] = support.round2((ms - (a.pids.get(name) ?? 0)) / wall);
+  out.machine = support.round2((b.machine.busy - a.machine.busy) / wall);
   return out;
 }
 function cpuSecondsBetween(a: CpuMark, b: CpuMark) {
   const out: Record<string, number> = {};
-  for (const [name, ms] of b.pids) out[name] = round2((ms - (a.pids.get(name) ?? 0)) / 1000);
+  for (const [name, ms] of b.pids) out[name] = support.round2((ms - (a.pids.get(name) ?? 0)) / 1000);
   return out;
 }
 
@@ -302,26 +197,6 @@ interface RunRow {
   successful_urls: number;
   failed_urls: number;
   error: unknown;
-}
-
-function apiClient(base: string, token: string) {
-  const call = async <T>(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: T }> => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-  };
-  return call;
 }
 
 // ---------------------------------------------------------------- ours
@@ -353,13 +228,13 @@ interface OursResult {
 
 async function runOurs(
   round: number,
-  call: ReturnType<typeof apiClient>,
+  call: ReturnType<typeof support.apiClient>,
   jobIds: string[],
   worker: Proc,
   api: Proc,
   site: ChildProcess,
 ): Promise<OursResult> {
-  const busyBefore = args['no-wait'] ? -1 : await waitForQuiet();
+  const busyBefore = args['no-wait'] ? -1 : await support.waitForQuiet();
   process.stderr.write(`bench: round ${round}: ours (10 jobs × ${PAGES} pages, one worker) … `);
   const pgCpu = await postgresTracker();
   const watch = () => ({
@@ -369,7 +244,7 @@ async function runOurs(
     bench: process.pid,
   });
   const before = cpuMark(watch());
-  const mem = memorySampler(worker.child.pid!);
+  const mem = support.memorySampler(worker.child.pid!);
   const t0 = Date.now();
   const triggers = await Promise.all(jobIds.map((id) => call<{ status: string }>('POST', `/jobs/${id}/run`)));
   const triggerMs = Date.now() - t0;
@@ -380,7 +255,7 @@ async function runOurs(
   // Poll the jobs until none is running.
   const deadline = Date.now() + 15 * 60_000;
   for (;;) {
-    await sleep(200);
+    await support.sleep(200);
     const list = await call<{ jobs: JobDetail[] }>('GET', '/jobs/status?limit=100');
     if (list.status !== 200) throw new Error(`GET /jobs/status answered ${list.status}`);
     if (!list.body.jobs.some((j) => j.status === 'running')) break;
@@ -418,17 +293,17 @@ async function runOurs(
     round,
     pages,
     records,
-    duration_s: round2(durationS),
-    pages_per_s: round2(pages / durationS),
+    duration_s: support.round2(durationS),
+    pages_per_s: support.round2(pages / durationS),
     trigger_ms: triggerMs,
     runs,
     valid: problems.length === 0,
     problems,
     worker_memory: memory,
     worker_self_report: workerSelfReport(t0, end),
-    cpu_cores: { ...cores, postgres_bench_db_backends: round2(pgMs / (after.at - before.at)) },
-    cpu_seconds: { ...cpuSeconds, postgres_bench_db_backends: round2(pgMs / 1000) },
-    worker_cpu_ms_per_page: round2(((cpuSeconds.worker ?? 0) * 1000) / pages),
+    cpu_cores: { ...cores, postgres_bench_db_backends: support.round2(pgMs / (after.at - before.at)) },
+    cpu_seconds: { ...cpuSeconds, postgres_bench_db_backends: support.round2(pgMs / 1000) },
+    worker_cpu_ms_per_page: support.round2(((cpuSeconds.worker ?? 0) * 1000) / pages),
     machine_busy_before: busyBefore,
   };
   process.stderr.write(
@@ -467,33 +342,30 @@ async function runCrawlee(
   urlsFile: string,
   site: ChildProcess,
 ): Promise<CrawleeResult> {
-  const busyBefore = args['no-wait'] ? -1 : await waitForQuiet();
+  const busyBefore = args['no-wait'] ? -1 : await support.waitForQuiet();
   const storageDir = join(tmp, `crawlee-${variant}-${round}`);
   const minConcurrency = variant === 'memory' ? MAX_CONCURRENCY : null;
   process.stderr.write(`bench: round ${round}: Crawlee CheerioCrawler (${variant}) … `);
   const logFile = join(tmp, `crawlee-${variant}-${round}.log`);
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
+  const child = support.spawnLogged(
     [
       'bench/fleet-crawlee.ts',
       urlsFile,
       String(MAX_CONCURRENCY),
       ...(minConcurrency ? [String(minConcurrency)] : []),
     ],
+    logFile,
     {
-      cwd: ROOT,
       env: {
-        ...process.env,
         CRAWLEE_STORAGE_DIR: storageDir,
         CRAWLEE_PERSIST_STORAGE: variant === 'disk' ? 'true' : 'false',
       },
-      stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
+      stderr: 'inherit',
     },
   );
-  children.add(child);
   const before = cpuMark({ crawlee: child.pid, site: site.pid });
-  const mem = memorySampler(child.pid!);
+  const mem = support.memorySampler(child.pid!);
   let after = before;
   // Read the CPU time just before the child exits (its /proc entry goes with it).
   const timer = setInterval(() => {
@@ -503,7 +375,6 @@ async function runCrawlee(
   clearInterval(timer);
   const wall = (performance.now() - started) / 1000;
   const memory = mem.stop();
-  children.delete(child);
   const log = readFileSync(logFile, 'utf8');
   const line = log.split('\n').find((l) => l.startsWith('RESULT '));
   if (code !== 0 || !line) throw new Error(`the Crawlee child exited with ${code}:\n${log.slice(-3000)}`);
@@ -529,9 +400,9 @@ async function runCrawlee(
     min_concurrency: minConcurrency,
     pages: r.pages_handled,
     records: r.dataset_items,
-    duration_s: round2(r.duration_ms / 1000),
-    pages_per_s: round2(r.pages_handled / (r.duration_ms / 1000)),
-    process_wall_s: round2(wall),
+    duration_s: support.round2(r.duration_ms / 1000),
+    pages_per_s: support.round2(r.pages_handled / (r.duration_ms / 1000)),
+    process_wall_s: support.round2(wall),
     peak_rss_mib: memory.peak_rss_mib,
     vm_hwm_mib: Math.max(memory.vm_hwm_mib, r.vm_hwm_mib),
     requests_failed: r.requests_failed,
@@ -542,7 +413,7 @@ async function runCrawlee(
       r.requests_failed === 0 &&
       r.blocked_outbound.length === 0,
     cpu_cores: coresBetween(before, after),
-    cpu_ms_per_page: round2(((cpu.crawlee ?? 0) * 1000) / Math.max(1, r.pages_handled)),
+    cpu_ms_per_page: support.round2(((cpu.crawlee ?? 0) * 1000) / Math.max(1, r.pages_handled)),
     machine_busy_before: busyBefore,
   };
   process.stderr.write(
@@ -554,11 +425,8 @@ async function runCrawlee(
 // ---------------------------------------------------------------- the run
 
 async function main() {
-  process.stderr.write(
-    `bench: database ${DB_NAME}, Redis prefix ${PREFIX}, ${os.availableParallelism()} cores\n`,
-  );
-  const database = await createBenchDatabase(DB_NAME);
-  dropDb = database.drop;
+  support.log(`database ${DB_NAME}, Redis prefix ${PREFIX}, ${os.availableParallelism()} cores`);
+  const databaseUrl = await support.createBenchDatabase(DB_NAME);
   const site = await startSiteProcess();
 
   const urls: string[] = [];
@@ -570,45 +438,21 @@ async function main() {
     await Promise.all(urls.slice(i, i + 50).map((u) => fetch(u).then((r) => r.arrayBuffer())));
   const pageBytes = Buffer.byteLength(await (await fetch(urls[0]!)).text());
 
-  const token = await createKeyWithCli(database.url, 'bench-fleet@example.com');
-  const port = await freePort();
-  const common = {
-    DATABASE_URL: database.url,
-    REDIS_URL,
-    QUEUE_PREFIX: PREFIX,
-    LOG_LEVEL,
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-  };
-  const api = startApp('api', { ...common, PORT: String(port), API_RATE_LIMIT_PER_MINUTE: '1000000' });
-  procs.add(api);
-  if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
-  const worker = startApp('scraper-worker', {
-    ...common,
-    BENCH_MEMWATCH_FILE: MEMWATCH_FILE,
-    NODE_OPTIONS: [
-      `--import=${join(ROOT, 'bench/fleet-memwatch.ts')}`,
-      ...WORKER_FLAGS,
-      ...(CPU_PROF_DIR
-        ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=worker-${Date.now()}.cpuprofile`]
-        : []),
-    ].join(' '),
+  const token = await support.createKeyWithCli(databaseUrl, 'bench-fleet@example.com');
+  const { api, worker, base } = await support.startApiAndWorker({
+    databaseUrl,
+    prefix: PREFIX,
+    logLevel: LOG_LEVEL,
+    worker: {
+      BENCH_MEMWATCH_FILE: MEMWATCH_FILE,
+      NODE_OPTIONS: [
+        support.memwatchFlag(),
+        ...WORKER_FLAGS,
+        ...(CPU_PROF_DIR ? support.cpuProfFlags(CPU_PROF_DIR, 'worker') : []),
+      ].join(' '),
+    },
   });
-  procs.add(worker);
-  // The worker logs its start at info; at a quieter LOG_LEVEL give it a few seconds instead.
-  if (['info', 'debug', 'trace'].includes(LOG_LEVEL))
-    await worker.waitForLog((l) => l.msg === 'scraper worker started', 30_000);
-  else await sleep(3000);
-  const deadline = Date.now() + 30_000;
-  while (
-    (await fetch(`http://127.0.0.1:${port}/ready`).then(
-      (r) => r.status,
-      () => 0,
-    )) !== 200
-  ) {
-    if (Date.now() > deadline) throw new Error('the API did not become ready');
-    await sleep(200);
-  }
-  const call = apiClient(`http://127.0.0.1:${port}`, token);
+  const call = support.apiClient(base, token);
 
   const jobIds: string[] = [];
   for (let j = 0; j < JOBS; j++) {
@@ -621,7 +465,7 @@ async function main() {
     if (r.status !== 201) throw new Error(`POST /jobs answered ${r.status}: ${JSON.stringify(r.body)}`);
     jobIds.push(r.body.job_id);
   }
-  await sleep(1000); // let the worker finish connecting
+  await support.sleep(1000); // let the worker finish connecting
 
   const ours: OursResult[] = [];
   const crawlee: CrawleeResult[] = [];
@@ -629,17 +473,11 @@ async function main() {
     ours.push(await runOurs(round, call, jobIds, worker, api, site.child));
     for (const v of CRAWLEE_VARIANTS) crawlee.push(await runCrawlee(round, v, urlsFile, site.child));
   }
-  const workerHwm = memorySampler(worker.child.pid!).stop().vm_hwm_mib;
-  await stopProc(worker);
-  await stopProc(api);
+  const workerHwm = support.memorySampler(worker.child.pid!).stop().vm_hwm_mib;
+  await support.stopChild(worker.child);
+  await support.stopChild(api.child);
 
-  let profile: ReturnType<typeof summarizeProfile> | null = null;
-  if (CPU_PROF_DIR) {
-    const files = readdirSync(CPU_PROF_DIR).filter(
-      (f) => f.startsWith('worker-') && f.endsWith('.cpuprofile'),
-    );
-    if (files.length) profile = summarizeProfile(join(CPU_PROF_DIR, files.sort().at(-1)!));
-  }
+  const profile = CPU_PROF_DIR ? support.latestProfile(CPU_PROF_DIR, 'worker') : null;
   const siteStats = (await (await fetch(`${site.url}/__stats`)).json()) as {
     pages: number;
     not_found: number;
@@ -652,14 +490,9 @@ async function main() {
   const summary = {
     benchmark: 'fleet',
     date: new Date().toISOString(),
-    machine: {
-      nproc: os.availableParallelism(),
-      cpu: os.cpus()[0]?.model ?? 'unknown',
-      memory_gib: Math.round(os.totalmem() / 2 ** 30),
-      node: process.version,
-      loadavg_at_end: os.loadavg().map(round2),
-      note: 'worker, API, site, PostgreSQL, Redis and Crawlee share these cores; other work on the machine too',
-    },
+    machine: support.machineInfo(
+      'worker, API, site, PostgreSQL, Redis and Crawlee share these cores; other work on the machine too',
+    ),
     settings: {
       jobs: JOBS,
       pages_per_job: PAGES,
@@ -687,24 +520,51 @@ async function main() {
     all_valid: ours.every((r) => r.valid) && crawlee.every((r) => r.valid),
   };
   console.log(JSON.stringify(summary, null, 2));
-  if (args['json-out']) {
-    mkdirSync(resolve(args['json-out'], '..'), { recursive: true });
-    writeFileSync(resolve(args['json-out']), `${JSON.stringify(summary, null, 2)}\n`);
-  }
+  support.writeJsonOut(args['json-out'], summary);
 
+  const yes = (valid: boolean) => (valid ? 'yes' : 'no');
   console.log('');
-  console.log(
-    '| round | system | storage | pages | records | seconds | pages/s | peak RSS MiB | CPU ms/page | valid |',
+  support.printTable(
+    [
+      'round',
+      'system',
+      'storage',
+      'pages',
+      'records',
+      'seconds',
+      'pages/s',
+      'peak RSS MiB',
+      'CPU ms/page',
+      'valid',
+    ],
+    'rllrrrrrrl',
+    [
+      ...ours.map((o) => [
+        o.round,
+        `scrapejobs: 1 worker (SCRAPER_CONCURRENCY 4 × 8 URLs), API, LOG_LEVEL=${LOG_LEVEL}`,
+        'PostgreSQL',
+        o.pages,
+        o.records,
+        o.duration_s,
+        o.pages_per_s,
+        o.worker_memory.vm_hwm_mib,
+        o.worker_cpu_ms_per_page,
+        yes(o.valid),
+      ]),
+      ...crawlee.map((c) => [
+        c.round,
+        `Crawlee CheerioCrawler, maxConcurrency ${c.max_concurrency}${c.min_concurrency ? `, minConcurrency ${c.min_concurrency}` : ''}`,
+        c.variant.endsWith('disk') ? 'dataset on disk (default)' : 'dataset in memory',
+        c.pages,
+        c.records,
+        c.duration_s,
+        c.pages_per_s,
+        c.vm_hwm_mib,
+        c.cpu_ms_per_page,
+        yes(c.valid),
+      ]),
+    ],
   );
-  console.log('|---:|---|---|---:|---:|---:|---:|---:|---:|---|');
-  for (const o of ours)
-    console.log(
-      `| ${o.round} | scrapejobs: 1 worker (SCRAPER_CONCURRENCY 4 × 8 URLs), API, LOG_LEVEL=${LOG_LEVEL} | PostgreSQL | ${o.pages} | ${o.records} | ${o.duration_s} | ${o.pages_per_s} | ${o.worker_memory.vm_hwm_mib} | ${o.worker_cpu_ms_per_page} | ${o.valid ? 'yes' : 'no'} |`,
-    );
-  for (const c of crawlee)
-    console.log(
-      `| ${c.round} | Crawlee CheerioCrawler, maxConcurrency ${c.max_concurrency}${c.min_concurrency ? `, minConcurrency ${c.min_concurrency}` : ''} | ${c.variant.endsWith('disk') ? 'dataset on disk (default)' : 'dataset in memory'} | ${c.pages} | ${c.records} | ${c.duration_s} | ${c.pages_per_s} | ${c.vm_hwm_mib} | ${c.cpu_ms_per_page} | ${c.valid ? 'yes' : 'no'} |`,
-    );
   console.log('');
   console.log(
     `${summary.machine.nproc} cores (${summary.machine.cpu}), Node ${process.version}; pages of ${pageBytes} bytes with ${ITEMS} items; ` +
@@ -714,12 +574,4 @@ async function main() {
   return summary;
 }
 
-try {
-  const summary = await main();
-  process.exitCode = summary.all_valid ? 0 : 1;
-} catch (err) {
-  console.error(`bench: ${(err as Error).stack ?? err}`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await support.runBench(async () => (await main()).all_valid);

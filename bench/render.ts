@@ -8,34 +8,27 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
+import { cpuModel, parseOptions, productItems, sampleAt } from './support.ts';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-const SECONDS = Number(arg('seconds', '30'));
-const CONCURRENCY = Number(arg('concurrency', '2'));
-const WAIT = arg('wait', 'load') as WaitStrategy;
+const args = parseOptions({
+  seconds: '30',
+  concurrency: '2',
+  wait: 'load',
+});
+const SECONDS = Number(args.seconds);
+const CONCURRENCY = Number(args.concurrency);
+const WAIT = args.wait as WaitStrategy;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ITEMS = 400;
 const WARMUP_PAGES = 6;
 
 function page(n: number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < ITEMS; i++) {
-    rows.push(`<li class="product" data-id="${i}">
-  <a class="title" href="/products/${i}">Product number ${i}</a>
-  <span class="price">$${(i * 1.37).toFixed(2)}</span>
-  <p class="desc">Short description of item ${i}, in stock.</p>
-</li>`);
-  }
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Catalogue ${n}</title>
 <link rel="stylesheet" href="/site.css"><script defer src="/site.js"></script></head>
 <body><header><h1>Catalogue ${n}</h1></header>
 <main><ul id="products">
-${rows.join('\n')}
+${productItems(ITEMS)}
 </ul><ul id="extra"></ul></main>
 <script>setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
 </body></html>`;
@@ -97,8 +90,7 @@ await renderer.close();
 server.close();
 
 latencies.sort((a, b) => a - b);
-const at = (q: number) =>
-  Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+const at = (q: number) => Math.round(sampleAt(latencies, q));
 const pagesPerMinute = Math.round((latencies.length / elapsed) * 60);
 const summary = {
   page: { bytes: Buffer.byteLength(page(0)), items: ITEMS, subresources: 2 },
@@ -112,7 +104,7 @@ const summary = {
   msPerRender: { p50: at(0.5), p95: at(0.95) },
   restarts: stats.restarts,
   node: process.version,
-  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cpu: cpuModel(),
   cores: os.availableParallelism(),
 };
 console.log(JSON.stringify(summary, null, 2));

@@ -32,112 +32,76 @@
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { createQueue } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { TICK_CONCURRENCY } from '../apps/api/src/schedules/ticks.ts';
-import { type Proc, startApp } from '../test/support/processes.ts';
 import { startSite } from '../test/support/site.ts';
 import {
+  apiClient,
+  atCleanup,
   benchPrefix,
   cpuMsByName,
   cpuMsOf,
+  cpuProfFlags,
   createBenchDatabase,
   createKeyWithCli,
-  deleteRedisKeys,
-  freePort,
+  eventLoopDelay,
+  gcSeconds,
+  latestProfile,
+  log,
   machineCpu,
-  memoryOf,
+  machineInfo,
+  memorySampler,
+  memwatchFlag,
+  memwatchSamples,
+  parseOptions,
+  printTable,
+  profileDir,
   REDIS_URL,
-  ROOT,
   round2,
+  runBench,
   scanKeys,
   sleep,
+  startApiAndWorker,
+  stopChild,
   summarize,
-  summarizeProfile,
+  tempDir,
   waitForQuiet,
+  writeJsonOut,
 } from './support.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    jobs: { type: 'string', default: '1000' },
-    'lone-samples': { type: 'string', default: '3' },
-    lead: { type: 'string', default: '60' },
-    'log-level': { type: 'string', default: 'info' },
-    'json-out': { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  },
+const args = parseOptions({
+  jobs: '1000',
+  'lone-samples': '3',
+  lead: '60',
+  'log-level': 'info',
+  'json-out': undefined,
+  'cpu-prof': undefined,
 });
-const CPU_PROF_DIR = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
+const CPU_PROF_DIR = profileDir(args['cpu-prof']);
 const N = Number(args.jobs);
 const LONE_SAMPLES = Number(args['lone-samples']);
 const LEAD_S = Number(args.lead);
-const LOG_LEVEL = args['log-level']!;
+const LOG_LEVEL = args['log-level'];
 const CREATE_CONCURRENCY = 16;
 const DB_NAME = 'scrapejobs_bench_schedules';
 const PREFIX = benchPrefix('sched');
 const TARGET_S = 10;
 
-const tmp = mkdtempSync(join(os.tmpdir(), 'bench-schedules-'));
+const tmp = tempDir('schedules');
 const API_MEMWATCH = join(tmp, 'api-memwatch.jsonl');
-const procs = new Set<Proc>();
-let dropDb: (() => Promise<void>) | undefined;
-let closeSite: (() => Promise<void>) | undefined;
-
-async function stopProc(p: Proc): Promise<void> {
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-  await p.kill('SIGTERM');
-  clearTimeout(timer);
-  procs.delete(p);
-}
-let cleanedUp = false;
-async function cleanup(): Promise<void> {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  await Promise.allSettled([...procs].map(stopProc));
-  await closeSite?.().catch(() => {});
-  if (dropDb)
-    await dropDb().catch((err) => console.error(`bench: could not drop ${DB_NAME}: ${err.message}`));
-  await deleteRedisKeys(PREFIX).catch((err) => console.error(`bench: Redis cleanup failed: ${err.message}`));
-  rmSync(tmp, { recursive: true, force: true });
-}
 
 /** The API's own reports (bench/fleet-memwatch.ts) between two instants: event-loop delay and GC. */
 function apiSelfReport(from: number, to: number) {
-  let lines: { t: number; rss: number; loop_p99_ms: number; loop_max_ms: number; gc_ms: number }[] = [];
-  try {
-    lines = readFileSync(API_MEMWATCH, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.t >= from && l.t <= to + 250);
-  } catch {
-    return null;
-  }
+  const lines = memwatchSamples(API_MEMWATCH, from, to, 250);
   if (!lines.length) return null;
-  const p99s = lines.map((l) => l.loop_p99_ms).sort((a, b) => a - b);
-  return {
-    samples: lines.length,
-    event_loop_delay_ms: {
-      median_of_interval_p99: p99s[Math.floor(p99s.length / 2)]!,
-      max: Math.max(...lines.map((l) => l.loop_max_ms)),
-    },
-    gc_seconds: round2(lines.reduce((n, l) => n + l.gc_ms, 0) / 1000),
-  };
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, cleaning up`);
-    void cleanup().finally(() => process.exit(130));
-  });
+  return { samples: lines.length, event_loop_delay_ms: eventLoopDelay(lines), gc_seconds: gcSeconds(lines) };
 }
 
 const minuteAfter = (t: number) => Math.ceil(t / 60_000) * 60_000;
-const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
 /** Sum of MEMORY USAGE of every key under the prefix, by key shape (ids and timestamps masked). */
 async function prefixMemory(redis: Redis) {
@@ -171,66 +135,33 @@ async function usedMemory(redis: Redis): Promise<number> {
 
 async function main() {
   log(`database ${DB_NAME}, Redis prefix ${PREFIX}, ${N} jobs, ${os.availableParallelism()} cores`);
-  const database = await createBenchDatabase(DB_NAME);
-  dropDb = database.drop;
+  const databaseUrl = await createBenchDatabase(DB_NAME);
   const site = await startSite();
-  closeSite = site.close;
-  const sql = new pg.Client({ connectionString: database.url });
+  atCleanup(() => site.close().catch(() => {}));
+  const sql = new pg.Client({ connectionString: databaseUrl });
   await sql.connect();
   const redis = new Redis(REDIS_URL);
   const ticks = createQueue('scheduleTicks', redis, PREFIX);
 
   try {
-    const token = await createKeyWithCli(database.url, 'bench-schedules@example.com');
-    const port = await freePort();
-    const common = {
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      QUEUE_PREFIX: PREFIX,
-      LOG_LEVEL,
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    };
-    if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
-    const api = startApp('api', {
-      ...common,
-      PORT: String(port),
-      API_RATE_LIMIT_PER_MINUTE: '1000000',
-      BENCH_MEMWATCH_FILE: API_MEMWATCH,
-      NODE_OPTIONS: [
-        `--import=${join(ROOT, 'bench/fleet-memwatch.ts')}`,
-        ...(CPU_PROF_DIR
-          ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=api-${Date.now()}.cpuprofile`]
-          : []),
-      ].join(' '),
+    const token = await createKeyWithCli(databaseUrl, 'bench-schedules@example.com');
+    const { api, worker, base } = await startApiAndWorker({
+      databaseUrl,
+      prefix: PREFIX,
+      logLevel: LOG_LEVEL,
+      api: {
+        BENCH_MEMWATCH_FILE: API_MEMWATCH,
+        NODE_OPTIONS: [memwatchFlag(), ...(CPU_PROF_DIR ? cpuProfFlags(CPU_PROF_DIR, 'api') : [])].join(' '),
+      },
     });
-    procs.add(api);
-    const worker = startApp('scraper-worker', common);
-    procs.add(worker);
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 30_000;
-    while (
-      (await fetch(`${base}/ready`).then(
-        (r) => r.status,
-        () => 0,
-      )) !== 200
-    ) {
-      if (Date.now() > deadline) throw new Error('the API did not become ready');
-      await sleep(200);
-    }
-    if (['info', 'debug', 'trace'].includes(LOG_LEVEL))
-      await worker.waitForLog((l) => l.msg === 'scraper worker started', 30_000);
-    else await sleep(3000);
     await sleep(1000);
 
+    const call = apiClient(base, token);
     const post = async (body: unknown) => {
-      const res = await fetch(`${base}/jobs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { job_id: string; next_run_at: string | null };
-      if (res.status !== 201) throw new Error(`POST /jobs answered ${res.status}: ${JSON.stringify(json)}`);
-      return json;
+      const res = await call<{ job_id: string; next_run_at: string | null }>('POST', '/jobs', body);
+      if (res.status !== 201)
+        throw new Error(`POST /jobs answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return res.body;
     };
     const jobBody = (i: number, scheduling: { minutes: number[]; hours: number[] }) => ({
       name: `sched ${i}`,
@@ -274,27 +205,25 @@ async function main() {
 
     // Watch both processes' CPU and memory around the minute.
     const cpu0 = { api: cpuMsOf(api.child.pid!) ?? 0, worker: cpuMsOf(worker.child.pid!) ?? 0 };
-    let peakApiRss = 0;
-    let peakWorkerRss = 0;
-    const memTimer = setInterval(() => {
-      peakApiRss = Math.max(peakApiRss, memoryOf(api.child.pid!)?.rss ?? 0);
-      peakWorkerRss = Math.max(peakWorkerRss, memoryOf(worker.child.pid!)?.rss ?? 0);
-    }, 100);
+    const apiMemory = memorySampler(api.child.pid!);
+    const workerMemory = memorySampler(worker.child.pid!);
 
     // From the minute on: the machine's CPU, and what the bench database's sessions are doing.
-    await sleep(Math.max(0, planned - Date.now()));
-    const machine0 = machineCpu();
-    const procs0 = {
+    /** CPU time (ms) so far of both processes, this one, and every PostgreSQL and Redis process. */
+    const processesCpu = () => ({
       api: cpuMsOf(api.child.pid!) ?? 0,
       worker: cpuMsOf(worker.child.pid!) ?? 0,
       bench: cpuMsOf(process.pid) ?? 0,
       ...cpuMsByName(['postgres', 'redis-server']),
-    };
+    });
+    await sleep(Math.max(0, planned - Date.now()));
+    const machine0 = machineCpu();
+    const procs0 = processesCpu();
     const waits: Record<string, number> = {};
     let waitSamples = 0;
     let sampling = true;
     const sampler = (async () => {
-      const c = new pg.Client({ connectionString: database.url });
+      const c = new pg.Client({ connectionString: databaseUrl });
       await c.connect();
       try {
         while (sampling) {
@@ -329,12 +258,7 @@ async function main() {
     sampling = false;
     await sampler;
     const machine1 = machineCpu();
-    const procs1 = {
-      api: cpuMsOf(api.child.pid!) ?? 0,
-      worker: cpuMsOf(worker.child.pid!) ?? 0,
-      bench: cpuMsOf(process.pid) ?? 0,
-      ...cpuMsByName(['postgres', 'redis-server']),
-    };
+    const procs1 = processesCpu();
     const burstWallMs = Date.now() - planned;
     const apiReport = apiSelfReport(planned, Date.now());
     const delays = started.map((r) => Number(r.at) - planned);
@@ -356,7 +280,8 @@ async function main() {
       await sleep(500);
       state = await runsState();
     }
-    clearInterval(memTimer);
+    const peakApiRss = apiMemory.stop().peak_rss_mib;
+    const peakWorkerRss = workerMemory.stop().peak_rss_mib;
     const cpu1 = { api: cpuMsOf(api.child.pid!) ?? 0, worker: cpuMsOf(worker.child.pid!) ?? 0 };
     const runsByStatus = Object.fromEntries(state.map((r) => [`${r.trigger}:${r.status}`, Number(r.n)]));
     const lastFinished = Math.max(...state.map((r) => Number(r.last ?? 0)));
@@ -415,13 +340,10 @@ async function main() {
     }
     const loneDelays = lone.filter((l) => l.delay_ms !== null).map((l) => l.delay_ms!);
 
-    let apiProfile: ReturnType<typeof summarizeProfile> | null = null;
+    let apiProfile: ReturnType<typeof latestProfile> = null;
     if (CPU_PROF_DIR) {
-      await stopProc(api);
-      const files = readdirSync(CPU_PROF_DIR).filter(
-        (f) => f.startsWith('api-') && f.endsWith('.cpuprofile'),
-      );
-      if (files.length) apiProfile = summarizeProfile(join(CPU_PROF_DIR, files.sort().at(-1)!));
+      await stopChild(api.child); // the profile is written when the API stops
+      apiProfile = latestProfile(CPU_PROF_DIR, 'api');
     }
     const perJobBytes = round2((memAfter.bytes - memBefore.bytes) / N);
     const shapes = Object.entries(memAfter.by_shape)
@@ -436,13 +358,9 @@ async function main() {
     const summary = {
       benchmark: 'schedules',
       date: new Date().toISOString(),
-      machine: {
-        nproc: os.availableParallelism(),
-        cpu: os.cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        loadavg_at_end: os.loadavg().map(round2),
-        note: 'API, worker, PostgreSQL, Redis and this process share these cores; other work on the machine too',
-      },
+      machine: machineInfo(
+        'API, worker, PostgreSQL, Redis and this process share these cores; other work on the machine too',
+      ),
       machine_busy_before_creating: busyBefore,
       settings: {
         jobs: N,
@@ -524,39 +442,35 @@ async function main() {
         lone.every((l) => l.delay_ms !== null),
     };
     console.log(JSON.stringify(summary, null, 2));
-    if (args['json-out']) {
-      mkdirSync(resolve(args['json-out'], '..'), { recursive: true });
-      writeFileSync(resolve(args['json-out']), `${JSON.stringify(summary, null, 2)}\n`);
-    }
+    writeJsonOut(args['json-out'], summary);
     console.log('');
-    console.log('| measure | value |');
-    console.log('|---|---|');
-    console.log(`| jobs due in one minute | ${N} (created in ${round2(createS)} s through the API) |`);
-    console.log(
-      `| delay minute → job.started, p50 / p90 / p99 / max | ${burst.p50} / ${burst.p90} / ${burst.p99} / ${burst.max} ms |`,
-    );
-    console.log(
-      `| started within ${TARGET_S} s | ${within} of ${N} (${allWithin ? 'target met' : 'target MISSED'}) |`,
-    );
-    console.log(
-      `| tick picked up (BullMQ), p50 / p99 / max | ${pickup.p50} / ${pickup.p99} / ${pickup.max} ms |`,
-    );
-    console.log(
-      `| tick handler time, p50 / p99 / max | ${handling.p50} / ${handling.p99} / ${handling.max} ms |`,
-    );
-    console.log(
-      `| minute → tick handled (run committed and queued), p50 / p99 / max | ${tickDone.p50} / ${tickDone.p99} / ${tickDone.max} ms |`,
-    );
-    console.log(`| failed ticks / jobs that never started | ${failedTicks} / ${neverStarted} |`);
-    console.log(
-      `| runs | ${JSON.stringify(runsByStatus)}; last finished ${summary.burst.last_run_finished_after_minute_s} s after the minute |`,
-    );
-    console.log(
-      `| lone job delay (${loneDelays.length} minutes), p50 / max | ${summary.lone.delay_ms.p50} / ${summary.lone.delay_ms.max} ms |`,
-    );
-    console.log(
-      `| Redis per scheduled job | ${perJobBytes} bytes (MEMORY USAGE under the prefix), ${summary.redis.keys_per_scheduled_job} keys; used_memory delta ${summary.redis.used_memory_delta_per_job} bytes |`,
-    );
+    printTable(['measure', 'value'], 'll', [
+      ['jobs due in one minute', `${N} (created in ${round2(createS)} s through the API)`],
+      [
+        'delay minute → job.started, p50 / p90 / p99 / max',
+        `${burst.p50} / ${burst.p90} / ${burst.p99} / ${burst.max} ms`,
+      ],
+      [`started within ${TARGET_S} s`, `${within} of ${N} (${allWithin ? 'target met' : 'target MISSED'})`],
+      ['tick picked up (BullMQ), p50 / p99 / max', `${pickup.p50} / ${pickup.p99} / ${pickup.max} ms`],
+      ['tick handler time, p50 / p99 / max', `${handling.p50} / ${handling.p99} / ${handling.max} ms`],
+      [
+        'minute → tick handled (run committed and queued), p50 / p99 / max',
+        `${tickDone.p50} / ${tickDone.p99} / ${tickDone.max} ms`,
+      ],
+      ['failed ticks / jobs that never started', `${failedTicks} / ${neverStarted}`],
+      [
+        'runs',
+        `${JSON.stringify(runsByStatus)}; last finished ${summary.burst.last_run_finished_after_minute_s} s after the minute`,
+      ],
+      [
+        `lone job delay (${loneDelays.length} minutes), p50 / max`,
+        `${summary.lone.delay_ms.p50} / ${summary.lone.delay_ms.max} ms`,
+      ],
+      [
+        'Redis per scheduled job',
+        `${perJobBytes} bytes (MEMORY USAGE under the prefix), ${summary.redis.keys_per_scheduled_job} keys; used_memory delta ${summary.redis.used_memory_delta_per_job} bytes`,
+      ],
+    ]);
     return summary;
   } finally {
     await ticks.close().catch(() => {});
@@ -565,12 +479,4 @@ async function main() {
   }
 }
 
-try {
-  const summary = await main();
-  process.exitCode = summary.valid ? 0 : 1;
-} catch (err) {
-  console.error(`bench: ${(err as Error).stack ?? err}`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench(async () => (await main()).valid);

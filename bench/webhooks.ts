@@ -23,42 +23,51 @@
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { applyMigrations, createDatabase, newId } from '@scrapejobs/db';
+import { join } from 'node:path';
+import { createDatabase, newId } from '@scrapejobs/db';
 import { WebhooksService } from '@scrapejobs/domain';
 import { SecretBox } from '@scrapejobs/outbound';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import type pg from 'pg';
+import {
+  benchPrefix,
+  cpuMsOf,
+  cpuProfFlags,
+  createBenchDatabase,
+  parseOptions,
+  percentile,
+  profileDir,
+  REDIS_URL,
+  ROOT,
+  runBench,
+  sleep,
+  spawnLogged,
+  stopChild,
+  tempDir,
+  track,
+  waitForLog,
+} from './support.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const { values: args } = parseArgs({
-  options: {
-    role: { type: 'string', default: 'main' },
-    url: { type: 'string' },
-    body: { type: 'string' },
-    seconds: { type: 'string', default: '20' },
-    warmup: { type: 'string', default: '3' },
-    rates: { type: 'string', default: '500,800' },
-    backlog: { type: 'string', default: '10000' },
-    concurrency: { type: 'string', default: '100' },
-    'log-level': { type: 'string', default: 'info' },
-    'cpu-prof': { type: 'string' },
-  },
+const args = parseOptions({
+  role: 'main',
+  url: undefined,
+  body: undefined,
+  seconds: '20',
+  warmup: '3',
+  rates: '500,800',
+  backlog: '10000',
+  concurrency: '100',
+  'log-level': 'info',
+  'cpu-prof': undefined,
 });
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
-
-const pct = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- role: bare POST loop
 
@@ -105,8 +114,8 @@ async function bareClient(): Promise<void> {
       requests: latencies.length,
       errors,
       rps: Math.round(latencies.length / SECONDS),
-      p50_ms: +pct(latencies, 50).toFixed(2),
-      p99_ms: +pct(latencies, 99).toFixed(2),
+      p50_ms: +percentile(latencies, 50).toFixed(2),
+      p99_ms: +percentile(latencies, 99).toFixed(2),
     })}\n`,
   );
   agent.destroy();
@@ -119,20 +128,12 @@ if (args.role === 'bare') {
 
 // ---------------------------------------------------------------- main
 
-const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgresql://root@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DB_NAME = 'scrapejobs_bench_webhooks';
-const DATABASE_URL = (() => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `benchwh-${randomBytes(4).toString('hex')}`;
+const PREFIX = benchPrefix('webhooks');
 const KEY = randomBytes(32);
 const USERS = 10;
 const TARGET = { rate: 500, p99: 500 };
-const tmp = mkdtempSync(join(os.tmpdir(), 'bench-webhooks-'));
-const children = new Set<ChildProcess>();
+const tmp = tempDir('webhooks');
 
 interface Sustained {
   offered_per_s: number;
@@ -142,16 +143,6 @@ interface Sustained {
   max_ms: number;
   worker_cpu_pct: number;
   complete: boolean;
-}
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
 }
 
 /** The receiver: records, per event id, when its delivery arrived; `/bare` only answers. */
@@ -178,15 +169,8 @@ function startReceiver() {
   return { server, arrivals, duplicates: () => duplicates };
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
+/** CPU seconds (user + system) a process has used so far (NaN once it has ended). */
+const cpuSeconds = (pid: number) => (cpuMsOf(pid) ?? Number.NaN) / 1000;
 
 const completedData = (jobId: string) => ({
   job_id: jobId,
@@ -262,9 +246,7 @@ async function drained(arrivals: Map<string, unknown>, ids: string[], timeoutMs:
 }
 
 async function main() {
-  await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-  await admin(`CREATE DATABASE "${DB_NAME}"`);
-  await applyMigrations(DATABASE_URL);
+  const DATABASE_URL = await createBenchDatabase(DB_NAME);
   const db = createDatabase({ url: DATABASE_URL, max: 4 });
   const receiver = startReceiver();
   receiver.server.listen(0, '127.0.0.1');
@@ -289,12 +271,10 @@ async function main() {
   }
 
   const logFile = join(tmp, 'webhook-worker.log');
-  const out = openSync(logFile, 'w');
-  const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [];
-  const worker = spawn(process.execPath, [...profile, 'apps/webhook-worker/src/main.ts'], {
-    cwd: ROOT,
+  const profiles = profileDir(args['cpu-prof']);
+  const profile = profiles ? cpuProfFlags(profiles, 'webhook-worker') : [];
+  const worker = spawnLogged([...profile, 'apps/webhook-worker/src/main.ts'], logFile, {
     env: {
-      ...process.env,
       DATABASE_URL,
       REDIS_URL,
       QUEUE_PREFIX: PREFIX,
@@ -302,17 +282,10 @@ async function main() {
       WEBHOOK_SECRET_KEY: KEY.toString('hex'),
       WEBHOOK_CONCURRENCY: String(CONCURRENCY),
       METRICS_PORT: '0',
-      LOG_LEVEL: args['log-level']!,
+      LOG_LEVEL: args['log-level'],
     },
-    stdio: ['ignore', out, out],
   });
-  children.add(worker);
-  const startDeadline = Date.now() + 30_000;
-  while (!readFileSync(logFile, 'utf8').includes('webhook worker started')) {
-    if (worker.exitCode !== null || Date.now() > startDeadline)
-      throw new Error(`the webhook worker did not start:\n${readFileSync(logFile, 'utf8')}`);
-    await sleep(100);
-  }
+  await waitForLog(worker, logFile, /webhook worker started/, 'the webhook worker', 30_000);
 
   const summary: Record<string, unknown> = {
     node: process.version,
@@ -329,7 +302,7 @@ async function main() {
   if (!(await drained(receiver.arrivals, warm, 20_000))) throw new Error('warm-up did not drain');
 
   const sustained: Record<string, unknown>[] = [];
-  for (const rate of args.rates!.split(',').map(Number)) {
+  for (const rate of args.rates.split(',').map(Number)) {
     const cpu0 = cpuSeconds(worker.pid!);
     const t0 = Date.now();
     const ids = await produce(pool, users, rate, SECONDS);
@@ -347,8 +320,8 @@ async function main() {
       missing: ids.length - got.length,
       complete,
       deliveries_per_s: Math.round(inWindow / ((t1 - t0) / 1000)),
-      p50_ms: pct(lat, 50),
-      p99_ms: pct(lat, 99),
+      p50_ms: percentile(lat, 50),
+      p99_ms: percentile(lat, 99),
       max_ms: lat.at(-1),
       worker_cpu_pct: Math.round(((cpu1 - cpu0) / ((t1 - t0) / 1000)) * 100),
       ...stages,
@@ -393,7 +366,7 @@ async function main() {
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  children.add(bare);
+  track(bare);
   let bareOut = '';
   bare.stdout!.on('data', (c: Buffer) => {
     bareOut += c.toString();
@@ -407,8 +380,7 @@ async function main() {
   summary.attempts_per_delivery = +(attempts / deliveries).toFixed(3);
   summary.loadavg_after = os.loadavg().map((l) => +l.toFixed(2));
 
-  worker.kill('SIGTERM');
-  await once(worker, 'exit');
+  await stopChild(worker);
   receiver.server.closeAllConnections();
   receiver.server.close();
   await db.$disconnect();
@@ -416,22 +388,8 @@ async function main() {
   return summary;
 }
 
-async function cleanup() {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await admin(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`).catch(() => {});
-  const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
-  rmSync(tmp, { recursive: true, force: true });
-}
-
-try {
-  const s = await main();
+/** Prints the summary and its table. */
+function report(s: Awaited<ReturnType<typeof main>>): void {
   process.stdout.write(`${JSON.stringify(s, null, 2)}\n\n`);
   const rows = (s.sustained as Sustained[]).map(
     (r) =>
@@ -457,7 +415,10 @@ try {
       '',
     ].join('\n'),
   );
-} finally {
-  await cleanup();
 }
-process.exit(0);
+
+await runBench(async () => {
+  report(await main());
+  return true;
+});
+process.exit();
