@@ -1,5 +1,6 @@
 import {
   type CompileResult,
+  compileQuery,
   DEFAULT_COMPILE_TIME_LIMIT_MS,
   type QueryType,
   tooExpensiveToCompile,
@@ -44,7 +45,11 @@ export class QueryCompiler {
     });
   }
 
-  /** Each query's result, in order; `owner` is the user whose request it is. */
+  /**
+   * Each query's result, in order; `owner` is the user whose request it is. A css selector is
+   * compiled here (parsing it is linear in its length and evaluates nothing); XPath (evaluated on
+   * an empty page) and regex (a backtracking match) go to the threads.
+   */
   compileAll(
     owner: string,
     queries: readonly { type: QueryType; query: string }[],
@@ -52,23 +57,31 @@ export class QueryCompiler {
     const budget = AbortSignal.timeout(this.#budgetMs);
     return Promise.all(
       queries.map(({ type, query }) =>
-        this.#pool
-          .run(owner, { type, query, timeLimitMs: this.#timeLimitMs }, { signal: budget })
-          .catch((err: unknown): CompileResult => {
-            if (budget.aborted)
-              return {
-                ok: false,
-                message: `too expensive to compile (the job's queries took longer than ${this.#budgetMs} ms in all)`,
-              };
-            if (err instanceof SandboxError && err.limit === 'memory')
-              return {
-                ok: false,
-                message: `too expensive to compile (needed more than ${this.#memoryMb} MB)`,
-              };
-            return tooExpensiveToCompile(this.#timeLimitMs);
-          }),
+        type === 'css'
+          ? compileQuery(type, query, { timeLimitMs: this.#timeLimitMs })
+          : this.#compileInThread(owner, type, query, budget),
       ),
     );
+  }
+
+  #compileInThread(
+    owner: string,
+    type: QueryType,
+    query: string,
+    budget: AbortSignal,
+  ): Promise<CompileResult> {
+    return this.#pool
+      .run(owner, { type, query, timeLimitMs: this.#timeLimitMs }, { signal: budget })
+      .catch((err: unknown): CompileResult => {
+        if (budget.aborted)
+          return {
+            ok: false,
+            message: `too expensive to compile (the job's queries took longer than ${this.#budgetMs} ms in all)`,
+          };
+        if (err instanceof SandboxError && err.limit === 'memory')
+          return { ok: false, message: `too expensive to compile (needed more than ${this.#memoryMb} MB)` };
+        return tooExpensiveToCompile(this.#timeLimitMs);
+      });
   }
 
   close(): Promise<void> {
