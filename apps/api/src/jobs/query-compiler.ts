@@ -54,12 +54,13 @@ export class QueryCompiler {
     owner: string,
     queries: readonly { type: QueryType; query: string }[],
   ): Promise<CompileResult[]> {
-    const budget = AbortSignal.timeout(this.#budgetMs);
+    // The budget's timer only when a query goes to a thread: most jobs have css selectors only.
+    let budget: AbortSignal | undefined;
     return Promise.all(
       queries.map(({ type, query }) =>
         type === 'css'
           ? compileQuery(type, query, { timeLimitMs: this.#timeLimitMs })
-          : this.#compileInThread(owner, type, query, budget),
+          : this.#compileInThread(owner, type, query, (budget ??= AbortSignal.timeout(this.#budgetMs))),
       ),
     );
   }
