@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
 import { RunStore, requeueLostRuns } from '@scrapejobs/domain';
-import { createLogger, type Logger } from '@scrapejobs/logging';
+import { createLogger } from '@scrapejobs/logging';
 import {
   createRegistry,
   registerQueueMetrics,

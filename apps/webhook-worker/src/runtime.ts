@@ -8,7 +8,7 @@ import {
   pruneEvents,
   startFanOutLoop,
 } from '@scrapejobs/domain';
-import { createLogger, type Logger } from '@scrapejobs/logging';
+import { createLogger } from '@scrapejobs/logging';
 import {
   createRegistry,
   registerQueueMetrics,

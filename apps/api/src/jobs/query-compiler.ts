@@ -55,12 +55,12 @@ export class QueryCompiler {
     queries: readonly { type: QueryType; query: string }[],
   ): Promise<CompileResult[]> {
     // The budget's timer only when a query goes to a thread: most jobs have css selectors only.
-    let budget: AbortSignal | undefined;
+    const budget = queries.some(({ type }) => type !== 'css') ? AbortSignal.timeout(this.#budgetMs) : null;
     return Promise.all(
       queries.map(({ type, query }) =>
         type === 'css'
           ? compileQuery(type, query, { timeLimitMs: this.#timeLimitMs })
-          : this.#compileInThread(owner, type, query, (budget ??= AbortSignal.timeout(this.#budgetMs))),
+          : this.#compileInThread(owner, type, query, budget!),
       ),
     );
   }

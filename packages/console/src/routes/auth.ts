@@ -1,5 +1,5 @@
 import { normalizeEmail } from '@scrapejobs/domain';
-import type { Request, Response, Router } from 'express';
+import type { Router } from 'express';
 import type { ConsoleServices } from '../deps.ts';
 import { type FormTokens, formNonce } from '../http/csrf.ts';
 import { field, type Kit } from '../http/kit.ts';

@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import { DOWNLOAD_FORMATS, type DownloadFormat, type JobStatusName } from '@scrapejobs/contracts';
+import { DOWNLOAD_FORMATS, type DownloadFormat } from '@scrapejobs/contracts';
 import type { Router } from 'express';
 import type { ConsoleDeps } from '../deps.ts';
 import { attempt, type Kit } from '../http/kit.ts';

@@ -5,16 +5,8 @@ import {
   schedulingSchema,
   type UpdateJobInput,
 } from '@scrapejobs/contracts';
-import {
-  type Database,
-  isId,
-  type JobModel,
-  newId,
-  Prisma,
-  type RunTrigger,
-  transaction,
-} from '@scrapejobs/db';
-import { AppError, conflict, notFound, validationError } from '../errors.ts';
+import { type Database, isId, newId, Prisma, type RunTrigger, transaction } from '@scrapejobs/db';
+import { AppError, conflict, notFound } from '../errors.ts';
 import { type Job, type Run, toJob, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
