@@ -2,7 +2,9 @@
  * The target site of bench/fleet.ts, in its own process so that serving pages does not compete
  * with the benchmark's own event loop. `GET /p/<job>/<n>` answers an ~80 KB catalogue page with
  * 400 list items (built once per path, then served from memory, with Content-Length and
- * keep-alive); `GET /__stats` answers the request counts; everything else is 404.
+ * keep-alive); `GET /c/<n>` answers the same page linking to `/c/<2n+1>` and `/c/<2n+2>` while
+ * they are below CRAWL_PAGES (default 20,000), built per request (bench/crawl.ts); `GET /__stats`
+ * answers the request counts; everything else is 404.
  *
  * Run: `node bench/fleet-site.ts [port]`; prints `listening <port>` once ready.
  */
@@ -30,7 +32,17 @@ ${rows.join('\n')}
 </ul></main><footer><p>Page ${n} of 100</p></footer></body></html>`;
 }
 
+/** A page of the crawl site: a catalogue page with links to its two children in a tree of `total` pages. */
+export function crawlPage(n: number, total: number): string {
+  const links = [2 * n + 1, 2 * n + 2]
+    .filter((k) => k < total)
+    .map((k) => `<a class="next" href="/c/${k}">Page ${k}</a>`)
+    .join(' ');
+  return catalogPage('c', n).replace('</main>', `</main><nav class="pages">${links}</nav>`);
+}
+
 if (import.meta.main) {
+  const crawlPages = Number(process.env.CRAWL_PAGES ?? 20_000);
   const cache = new Map<string, Buffer>();
   let pages = 0;
   let notFound = 0;
@@ -39,6 +51,14 @@ if (import.meta.main) {
     if (path === '/__stats') {
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ pages, not_found: notFound }));
+      return;
+    }
+    const crawl = path.match(/^\/c\/(\d+)$/);
+    if (crawl && Number(crawl[1]) < crawlPages) {
+      const body = Buffer.from(crawlPage(Number(crawl[1]), crawlPages));
+      pages++;
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': body.length });
+      res.end(body);
       return;
     }
     const m = path.match(/^\/p\/([A-Za-z0-9_-]+)\/(\d+)$/);

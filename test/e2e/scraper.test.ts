@@ -112,6 +112,7 @@ describe('scraper worker', () => {
     const events = await eventsOf(jobId);
     expect(events.map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
     expect(events[1]!.data).toEqual({
+      skipped_urls: 0,
       job_id: jobId,
       job_name: 'Example',
       run_id: runId,
@@ -132,7 +133,7 @@ describe('scraper worker', () => {
     );
   });
 
-  it('exposes pages by outcome, run durations and queue depth on its ops port after a run', async () => {
+  it('exposes pages by outcome and run durations on its ops port after a run', async () => {
     const w = await startWorker();
     const port = w.logs.find((l) => l.msg === 'scraper worker started')!.metrics_port as number;
     const { jobId } = await runJob({ source: `${site.url}/{page/1,status/404}` });
@@ -141,7 +142,6 @@ describe('scraper worker', () => {
     expect(text).toMatch(/scraper_pages_total\{[^}]*outcome="success"[^}]*\} 1$/m);
     expect(text).toMatch(/scraper_pages_total\{[^}]*outcome="HTTP_ERROR"[^}]*\} 1$/m);
     expect(text).toMatch(/scraper_run_duration_seconds_count\{[^}]*status="failed"[^}]*\} 1$/m);
-    expect(text).toMatch(/queue_jobs\{[^}]*queue="scrape-runs"[^}]*state="waiting"[^}]*\} 0$/m);
     expect(text).toMatch(/scraper_browser_pages\{[^}]*kind="capacity"[^}]*\} 0$/m);
     expect(await (await fetch(`http://127.0.0.1:${port}/ready`)).json()).toEqual({
       status: 'ready',
@@ -187,6 +187,7 @@ describe('scraper worker', () => {
     const event = (await eventsOf(jobId)).at(-1)!;
     expect(event.kind).toBe('job.failed');
     expect(event.data).toEqual({
+      skipped_urls: 0,
       job_id: jobId,
       job_name: 'Example',
       run_id: runId,
@@ -245,14 +246,18 @@ describe('scraper worker', () => {
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.paused']);
   });
 
-  it('finishes a run exactly once after its worker is killed mid-run (SIGKILL), resuming after the pages it stored', async () => {
+  it('finishes a run exactly once after its worker is killed mid-run (SIGKILL), fetching no stored page again', async () => {
     const first = await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
     const runRow = () => tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    await until(async () => (await runRow()).doneUrls.length >= 4 || null, 10_000);
+    const doneSeqs = async () =>
+      (await tdb.db.runUrl.findMany({ where: { runId, status: { in: ['success', 'failed'] } } })).map(
+        (u) => u.seq,
+      );
+    await until(async () => (await doneSeqs()).length >= 4 || null, 10_000);
     await first.kill('SIGKILL');
     const killedAt = Date.now();
-    const doneBefore = (await runRow()).doneUrls;
+    const doneBefore = await doneSeqs();
     const second = await startWorker();
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
@@ -260,35 +265,50 @@ describe('scraper worker', () => {
     expect(results).toHaveLength(24);
     expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(24);
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
-    // The second worker resumed: no page whose outcome was stored was fetched again.
-    expect(second.logs.find((l) => l.msg === 'run resumed')).toEqual(
-      expect.objectContaining({ done: doneBefore.length, remaining: 12 - doneBefore.length }),
-    );
+    // The URLs in flight on the killed worker were taken over after their lease ran out.
+    expect(second.logs.some((l) => l.msg === 'taking over a URL whose worker stopped')).toBe(true);
     const again = new Set(doneBefore.map((i) => `/slow/${i + 1}`));
     expect(site.hits.filter((h) => h.at > killedAt && again.has(h.path))).toEqual([]);
     const run = await runRow();
     expect(run).toEqual(expect.objectContaining({ successfulUrls: 12, failedUrls: 0, resultsCount: 24 }));
-    expect([...run.doneUrls].sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+    expect(await tdb.db.runUrl.count({ where: { runId, status: 'success' } })).toBe(12);
   });
 
   it('keeps one budget per job across three workers, even while a held-up worker and its successor both run it', async () => {
-    const fleet = [await startWorker(), await startWorker(), await startWorker()];
+    const fleet: Proc[] = [];
+    for (let i = 0; i < 3; i++) fleet.push(await startWorker({ LOG_LEVEL: 'debug' }));
     const since = Date.now();
     // 240 a minute: one start every 250 ms across the fleet.
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-16]?ms=20`, rate_limit: 240 });
     const starts = () =>
       site.hits.filter((h) => h.path.startsWith('/slow/') && h.at >= since).map((h) => h.at);
-    const runner = (w: Proc) => w.logs.some((l) => l.msg === 'run started' && l.run_id === runId);
-    const holder = await until(async () => fleet.find(runner));
+    const lastClaim = (w: Proc) =>
+      Math.max(
+        0,
+        ...w.logs
+          .filter((l) => l.msg === 'claimed URLs' && l.run_id === runId)
+          .map((l) => Date.parse(String(l.time))),
+      );
     await until(async () => starts().length >= 3 || null);
-    // Held up past RUN_LOCK_MS with its URL workers waiting for their slots: another worker
-    // takes the run over, then the first one wakes up with the same job in hand.
+    // The worker that claimed last still holds URLs waiting for their turn (one start every 250 ms).
+    const holder = await until(async () => {
+      const latest = fleet.reduce((a, b) => (lastClaim(b) > lastClaim(a) ? b : a));
+      return lastClaim(latest) > 0 ? latest : null;
+    });
+    // Held up past RUN_LOCK_MS with its URLs waiting for their turn: other workers take them
+    // over, then the first one wakes up with the same URLs in hand.
     holder.child.kill('SIGSTOP');
-    await until(async () => fleet.find((w) => w !== holder && runner(w)), 20_000);
+    await until(
+      async () =>
+        fleet.find(
+          (w) => w !== holder && w.logs.some((l) => l.msg === 'taking over a URL whose worker stopped'),
+        ),
+      20_000,
+    );
     const before = starts().length;
     await until(async () => starts().length >= before + 2 || null);
     holder.child.kill('SIGCONT');
-    await holder.waitForLog((l) => String(l.msg).startsWith('lost the lock of runs'));
+    await holder.waitForLog((l) => String(l.msg).startsWith('lost the lease of URLs'));
 
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
@@ -303,7 +323,7 @@ describe('scraper worker', () => {
     expect(Math.max(...perWindow)).toBeLessThanOrEqual(5);
   });
 
-  it('hands a run back on SIGTERM and another worker completes it with no duplicate', async () => {
+  it('gives its URLs back on SIGTERM and another worker completes the run with no duplicate', async () => {
     const first = await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-30]?ms=150`, rate_limit: 300 });
     await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
@@ -319,11 +339,9 @@ describe('scraper worker', () => {
 
   it('applies an update of a job from its next run, even while its run waits between requests', async () => {
     await startWorker();
-    // 30 a minute: the run hands itself back to the queue between its requests.
+    // 30 a minute: the run's URLs wait in the frontier between its requests.
     const { jobId, runId } = await runJob({ source: `${site.url}/page/{21,22,23}`, rate_limit: 30 });
-    await until(
-      async () => (await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).doneUrls.length >= 1,
-    );
+    await until(async () => (await tdb.db.runUrl.count({ where: { runId, status: 'success' } })) >= 1);
     const updated = await c.patch(`/jobs/${jobId}`, {
       source: `${site.url}/page/{31,32}`,
       queries: [{ name: 'first_item', type: 'css', query: 'li.item a' }],

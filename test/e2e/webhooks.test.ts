@@ -224,6 +224,7 @@ describe('webhook deliveries', () => {
       results_count: okRun.resultsCount,
       duration_ms: okRun.durationMs,
       download_url: `https://scrape.example.com/jobs/${ok.jobId}/download`,
+      skipped_urls: 0,
     });
     expect(okRun.resultsCount).toBeGreaterThan(0);
     expect(byKind('job.failed', bad.jobId).data).toEqual({
@@ -237,6 +238,7 @@ describe('webhook deliveries', () => {
         failed_urls: 1,
         successful_urls: 0,
       },
+      skipped_urls: 0,
     });
     expect(byKind('job.paused', ok.jobId).data).toEqual({
       job_id: ok.jobId,

@@ -10,7 +10,8 @@
  * - The references between the files: Services, PDBs, autoscalers and KEDA triggers to the
  *   Deployments, ConfigMap and Secret references, probes to /health and /ready on the port the
  *   app listens on, settings accepted by the apps' own environment schemas, images to Dockerfile
- *   targets, and commands to files that exist.
+ *   targets, and commands to files that exist. The scraper's KEDA query runs against a migrated
+ *   test database (the only check here that needs PostgreSQL).
  * - The Dockerfile "buildable by construction": every COPY source exists and is not excluded by
  *   .dockerignore, every stage named by --from exists, the base is a Node 24 slim image, runtime
  *   stages run as a non-root user, and every `node <file>` command names a file the image holds.
@@ -22,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { type IScaledObject, ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication';
 import { parseConfig } from '@scrapejobs/config';
+import { newId } from '@scrapejobs/db';
 import { catalog } from '@scrapejobs/queues';
 import { Ajv } from 'ajv';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -45,6 +47,8 @@ import { parseAllDocuments } from 'yaml';
 import { apiEnvSchema } from '../../apps/api/src/config.ts';
 import { workerEnvSchema } from '../../apps/scraper-worker/src/config.ts';
 import { webhookWorkerEnvSchema } from '../../apps/webhook-worker/src/config.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { runningRun } from '../support/runs.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const repoPath = (rel: string) => posix.join(ROOT, rel);
@@ -102,8 +106,9 @@ interface AppInfo {
   schema: EnvSchema;
   /** The port of /health and /ready: the API's PORT, the workers' METRICS_PORT. */
   portSetting?: string;
-  /** The per-process concurrency that the KEDA target must equal. */
-  concurrencySetting?: string;
+  /** Settings whose product is the work one pod holds at once, which the KEDA target must equal. */
+  perPod?: string[];
+  /** The BullMQ queue whose lists KEDA reads; none for the scraper, which follows the frontier. */
   queue?: string;
 }
 const APPS: Record<string, AppInfo> = {
@@ -113,14 +118,13 @@ const APPS: Record<string, AppInfo> = {
     target: 'scraper-worker',
     schema: workerEnvSchema,
     portSetting: 'METRICS_PORT',
-    concurrencySetting: 'SCRAPER_CONCURRENCY',
-    queue: catalog.scrapeRuns.name,
+    perPod: ['SCRAPER_CONCURRENCY', 'RUN_URL_CONCURRENCY'],
   },
   'webhook-worker': {
     target: 'webhook-worker',
     schema: webhookWorkerEnvSchema,
     portSetting: 'METRICS_PORT',
-    concurrencySetting: 'WEBHOOK_CONCURRENCY',
+    perPod: ['WEBHOOK_CONCURRENCY'],
     queue: catalog.webhookDeliveries.name,
   },
 };
@@ -344,9 +348,9 @@ const secrets = ofKind<ISecret>('Secret');
 const pdbs = ofKind<IPodDisruptionBudget>('PodDisruptionBudget');
 const hpas = ofKind<IHorizontalPodAutoscaler>('HorizontalPodAutoscaler');
 const scaledObjects = ofKind<IScaledObject>('ScaledObject');
-const triggerAuths = ofKind<{ spec: { secretTargetRef?: { name: string; key: string }[] } }>(
-  'TriggerAuthentication',
-);
+const triggerAuths = ofKind<{
+  spec: { secretTargetRef?: { parameter: string; name: string; key: string }[] };
+}>('TriggerAuthentication');
 
 const component = (o: { metadata?: { labels?: Record<string, string> } }) =>
   o.metadata?.labels?.['app.kubernetes.io/component'] ?? '';
@@ -822,36 +826,86 @@ describe('infra/k8s', () => {
       expect(deploymentNamed(target)).toBeDefined();
   });
 
-  it('scales the workers on their BullMQ lists, with one target per pod = the concurrency of one pod', () => {
-    const prefix = configMaps.find((m) => m.metadata.name === 'scrapejobs-config')!.data!.QUEUE_PREFIX!;
-    expect(prefix).toBe(String(appConfig('api', {}).QUEUE_PREFIX)); // the apps' default
-    for (const o of scaledObjects) {
-      const d = deploymentNamed(o.spec.scaleTargetRef.name)!;
-      const app = APPS[component(d)]!;
-      expect(app.queue).toBeDefined();
-      const lists = o.spec.triggers.map((t) => t.metadata.listName);
-      expect(lists.sort()).toEqual([`${prefix}:${app.queue}:active`, `${prefix}:${app.queue}:wait`]);
-      for (const t of o.spec.triggers) {
-        expect(t.type).toBe('redis');
-        expect(triggerAuths.map((a) => a.metadata.name)).toContain(t.authenticationRef?.name);
-      }
-      // The formula adds the triggers by name; the target is what one pod runs at once.
-      const modifiers = o.spec.advanced?.scalingModifiers;
-      const names = o.spec.triggers.map((t) => t.name!);
-      expect(new Set(modifiers?.formula?.match(/[A-Za-z_]\w*/g))).toEqual(new Set(names));
-      const container = d.spec!.template.spec!.containers[0]!;
-      const config = appConfig(component(d), containerSettings(container).literal);
-      expect({ scaledObject: o.metadata.name, target: Number(modifiers?.target) }).toEqual({
-        scaledObject: o.metadata.name,
-        target: Number(config[app.concurrencySetting!]),
-      });
-      // Never to zero: a worker also sweeps lost runs / moves the events outbox into the queue.
-      expect(o.spec.minReplicaCount ?? 0).toBeGreaterThanOrEqual(1);
-    }
+  /** The ScaledObject of a worker, its Deployment and what one pod of it works on at once. */
+  const scalingOf = (app: string) => {
+    const o = scaledObjects.find((x) => component(deploymentNamed(x.spec.scaleTargetRef.name)!) === app)!;
+    const d = deploymentNamed(o.spec.scaleTargetRef.name)!;
+    const config = appConfig(app, containerSettings(d.spec!.template.spec!.containers[0]!).literal);
+    const perPod = APPS[app]!.perPod!.reduce((n, setting) => n * Number(config[setting]), 1);
+    return { o, d, perPod };
+  };
+
+  it('keeps at least one pod of each worker, and has a ScaledObject for each', () => {
     expect(scaledObjects.map((o) => component(deploymentNamed(o.spec.scaleTargetRef.name)!)).sort()).toEqual([
       'scraper-worker',
       'webhook-worker',
     ]);
+    // Never to zero: the scraper worker seeds new runs' frontiers (nothing to count before), ends
+    // and times out runs; the webhook worker moves the events outbox into its queue.
+    for (const o of scaledObjects) expect(o.spec.minReplicaCount ?? 0).toBeGreaterThanOrEqual(1);
+  });
+
+  it('scales the webhook workers on their BullMQ lists, target = the deliveries one pod sends at once', () => {
+    const prefix = configMaps.find((m) => m.metadata.name === 'scrapejobs-config')!.data!.QUEUE_PREFIX!;
+    expect(prefix).toBe(String(appConfig('api', {}).QUEUE_PREFIX)); // the apps' default
+    const { o, perPod } = scalingOf('webhook-worker');
+    const queue = APPS['webhook-worker']!.queue;
+    const lists = o.spec.triggers.map((t) => t.metadata.listName);
+    expect(lists.sort()).toEqual([`${prefix}:${queue}:active`, `${prefix}:${queue}:wait`]);
+    for (const t of o.spec.triggers) {
+      expect(t.type).toBe('redis');
+      expect(triggerAuths.map((a) => a.metadata.name)).toContain(t.authenticationRef?.name);
+    }
+    // The formula adds the triggers by name; the target is what one pod runs at once.
+    const modifiers = o.spec.advanced?.scalingModifiers;
+    const names = o.spec.triggers.map((t) => t.name!);
+    expect(new Set(modifiers?.formula?.match(/[A-Za-z_]\w*/g))).toEqual(new Set(names));
+    expect(Number(modifiers?.target)).toBe(perPod);
+  });
+
+  it('scales the scraper workers on the frontier, target = SCRAPER_CONCURRENCY x RUN_URL_CONCURRENCY', () => {
+    const { o, d, perPod } = scalingOf('scraper-worker');
+    expect(o.spec.triggers.map((t) => t.type)).toEqual(['postgresql']);
+    const trigger = o.spec.triggers[0]!;
+    expect(Number(trigger.metadata.targetQueryValue)).toBe(perPod);
+    // One trigger: its own target is the per-pod one, no formula over it.
+    expect(o.spec.advanced?.scalingModifiers).toBeUndefined();
+    // KEDA connects with the Secret key that the pods read as DATABASE_URL.
+    const auth = triggerAuths.find((a) => a.metadata.name === trigger.authenticationRef?.name);
+    const podDatabase = d.spec!.template.spec!.containers[0]!.env?.find((e) => e.name === 'DATABASE_URL');
+    const ref = podDatabase?.valueFrom?.secretKeyRef;
+    expect(auth?.spec.secretTargetRef).toEqual([{ parameter: 'connection', name: ref?.name, key: ref?.key }]);
+  });
+
+  it("counts, with the scraper's KEDA query, the URLs of running runs that wait or are in flight", async () => {
+    const query = String(scalingOf('scraper-worker').o.spec.triggers[0]!.metadata.query);
+    const tdb = await createTestDatabase();
+    try {
+      const userId = (await tdb.db.user.create({ data: { id: newId('usr'), email: 'keda@example.com' } })).id;
+      const urls = async (runId: string, kinds: string[], statuses: string[]) =>
+        tdb.db.pool.query(
+          `INSERT INTO run_urls (run_id, seq, kind, url, url_key, status)
+           SELECT $1, t.seq, t.kind, 'https://example.com/' || t.seq, decode(md5($1 || t.seq), 'hex'), t.status
+             FROM unnest($2::"UrlKind"[], $3::"UrlStatus"[]) WITH ORDINALITY AS t(kind, status, seq)`,
+          [runId, kinds, statuses],
+        );
+      const all = ['pending', 'active', 'success', 'failed', 'skipped'];
+      const running = await runningRun(tdb.db, userId, 5);
+      await urls(
+        running.runId,
+        [...all.map(() => 'page'), 'robots', 'sitemap'],
+        [...all, 'pending', 'active'],
+      );
+      for (const status of ['success', 'failed', 'cancelled'] as const) {
+        const ended = await runningRun(tdb.db, userId, 2);
+        await tdb.db.run.update({ where: { id: ended.runId }, data: { status } });
+        await urls(ended.runId, ['page', 'page'], ['pending', 'active']);
+      }
+      // Pending and active pages, robots.txt and sitemaps of the running run only (pg reads bigint as text).
+      expect((await tdb.db.pool.query(query)).rows).toEqual([{ count: '4' }]);
+    } finally {
+      await tdb.drop();
+    }
   });
 
   it('refers only to ConfigMaps, Secrets and keys that the manifests define', () => {

@@ -1,7 +1,7 @@
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { Database } from '@scrapejobs/db';
 import { createLogger } from '@scrapejobs/logging';
-import { runCancelChannel } from '@scrapejobs/queues';
+import { runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { type ApiConfig, apiEnvSchema } from '../../apps/api/src/config.ts';
 import { createApiRuntime } from '../../apps/api/src/runtime.ts';
@@ -33,15 +33,19 @@ export function buildTestApi(opts: TestApiOptions) {
     ...opts.webhooks,
   };
   const runtime = createApiRuntime(config, { db: opts.db, log: createLogger('api-test', 'silent') });
-  // The runs the API asked workers to stop, as the workers hear it.
+  // The runs the API announced to workers as started, and asked them to stop, as the workers hear it.
+  const started: string[] = [];
   const cancelled: string[] = [];
   const listener = new Redis(config.REDIS_URL);
   listener.on('error', () => {});
-  listener.on('message', (_channel, runId: string) => cancelled.push(runId));
-  void listener.subscribe(runCancelChannel(opts.prefix)).catch(() => {});
+  listener.on('message', (channel, runId: string) =>
+    (channel === runStartChannel(opts.prefix) ? started : cancelled).push(runId),
+  );
+  const listening = listener
+    .subscribe(runCancelChannel(opts.prefix), runStartChannel(opts.prefix))
+    .catch(() => {});
   return {
     app: runtime.app,
-    runs: runtime.queues.runs,
     ticks: runtime.queues.ticks,
     scheduler: runtime.scheduler,
     jobs: runtime.services.jobs,
@@ -49,7 +53,10 @@ export function buildTestApi(opts: TestApiOptions) {
     webhooks: runtime.services.webhooks,
     redis: runtime.redis,
     keyCache: runtime.keyCache,
+    started,
     cancelled,
+    /** Resolves once `started` and `cancelled` hear every message. */
+    listening,
     async close() {
       listener.disconnect();
       await runtime.stop();

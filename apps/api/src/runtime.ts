@@ -16,9 +16,9 @@ import {
   WebhooksService,
 } from '@scrapejobs/domain';
 import { createLogger, type Logger } from '@scrapejobs/logging';
-import { createRegistry, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
+import { createRegistry, Gauge, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import { createQueue, redisConnections, runCancelChannel } from '@scrapejobs/queues';
+import { createQueue, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type express from 'express';
 import type { Redis } from 'ioredis';
 import { type ApiServices, createApp } from './app.ts';
@@ -33,7 +33,6 @@ export interface ApiRuntime {
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
   readonly redis: Redis;
   readonly queues: {
-    readonly runs: ReturnType<typeof createQueue<'scrapeRuns'>>;
     readonly ticks: ReturnType<typeof createQueue<'scheduleTicks'>>;
   };
   readonly scheduler: QueueScheduler;
@@ -74,14 +73,16 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const connect = (name: string) => connections.open(name, REDIS_OPTIONS);
   const redis = connect('commands');
   const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, config.QUEUE_PREFIX);
-  const runs = createQueue('scrapeRuns', connect('runs'), config.QUEUE_PREFIX);
   const ticks = createQueue('scheduleTicks', connect('ticks'), config.QUEUE_PREFIX);
-  for (const queue of [runs, ticks])
-    queue.on('error', (err) => log.warn({ err: err.message, queue: queue.name }, 'queue connection error'));
+  ticks.on('error', (err) => log.warn({ err: err.message, queue: ticks.name }, 'queue connection error'));
 
   const dispatcher: RunDispatcher = {
+    // The run is in PostgreSQL already, where workers find it within a second; this only
+    // spares them that second.
     async enqueue(runId, jobId) {
-      await runs.add('run', { runId, jobId }, { jobId: runId });
+      await redis.publish(runStartChannel(config.QUEUE_PREFIX), runId).catch((err: Error) => {
+        log.warn({ err: err.message, run_id: runId, job_id: jobId }, 'run start not announced to workers');
+      });
     },
     async cancel(runId) {
       await redis.publish(runCancelChannel(config.QUEUE_PREFIX), runId);
@@ -114,7 +115,8 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     accounts: new Accounts(db),
   };
   const registry = createRegistry('api');
-  registerQueueMetrics(registry, [runs, ticks]);
+  registerQueueMetrics(registry, [ticks]);
+  registerFrontierMetrics(registry, db);
   const compiler = new QueryCompiler();
   const app = createApp({
     config,
@@ -124,7 +126,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     services,
     log,
     registry,
-    queues: [runs, ticks],
+    queues: [ticks],
     compiler,
   });
 
@@ -136,7 +138,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     services,
     db,
     redis,
-    queues: { runs, ticks },
+    queues: { ticks },
     scheduler,
     keyCache,
     registry,
@@ -180,7 +182,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
         });
         clearTimeout(deadline);
       }
-      await Promise.allSettled([tickWorker?.close(), runs.close(), ticks.close(), compiler.close()]);
+      await Promise.allSettled([tickWorker?.close(), ticks.close(), compiler.close()]);
       connections.disconnectAll();
       keySubscriber.disconnect();
       if (!options.db) {
@@ -189,4 +191,22 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       }
     },
   };
+}
+
+/** URLs of running runs waiting for a worker (pending) or in a worker's hands (active), fleet-wide. */
+function registerFrontierMetrics(registry: Registry, db: Database): void {
+  new Gauge({
+    name: 'scrape_urls',
+    help: 'URLs of running runs, by state: pending (waiting for a worker) or active (claimed by one).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const { rows } = await db.pool.query<{ status: string; count: string }>(
+        `SELECT u.status, count(*) AS count FROM runs r JOIN run_urls u ON u.run_id = r.id
+          WHERE r.status = 'running' AND u.status IN ('pending', 'active') GROUP BY u.status`,
+      );
+      const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+      for (const state of ['pending', 'active']) this.set({ state }, counts.get(state) ?? 0);
+    },
+  });
 }

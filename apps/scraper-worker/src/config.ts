@@ -1,10 +1,18 @@
 import { availableParallelism } from 'node:os';
-import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
+import { commonEnv, envInt, parseConfigOrExit, SERVICE_VERSION } from '@scrapejobs/config';
 import { z } from 'zod';
 
 export const workerEnvSchema = z.object({
   ...commonEnv,
-  /** Runs one worker process executes at once. */
+  /** Sent on every fetch and render; its product token (before `/`) picks the robots.txt group. */
+  SCRAPER_USER_AGENT: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[\x20-\x7e]+$/, 'printable ASCII only')
+    .default(`scrapejobs/${SERVICE_VERSION}`),
+  /** Runs one worker process works on at once at full pace: it holds up to this × RUN_URL_CONCURRENCY URLs. */
   SCRAPER_CONCURRENCY: envInt(1, 256).default(4),
   /** URLs of one run fetched at once (the job's rate limit still spaces their starts). */
   RUN_URL_CONCURRENCY: envInt(1, 64).default(8),
@@ -17,7 +25,7 @@ export const workerEnvSchema = z.object({
    * unreachable) is tried again; it doubles each time, and the fifth failure ends the run failed.
    */
   RUN_RETRY_DELAY_MS: envInt(0).default(5_000),
-  /** A run whose worker stops renewing its lock for this long is taken over by another worker. */
+  /** A URL whose worker stops renewing its lease for this long is taken over by another worker. */
   RUN_LOCK_MS: envInt(1_000).default(30_000),
   /** Port of /metrics, /health and /ready (0 picks a free port). */
   METRICS_PORT: envInt(0, 65_535).default(9100),
@@ -29,7 +37,7 @@ export const workerEnvSchema = z.object({
   EXTRACTION_THREADS: envInt(1, 64).default(Math.max(2, Math.min(8, availableParallelism()))),
   /** URLs of one user in flight across the whole fleet. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
-  /** How long a worker lets runs hand themselves back on SIGTERM before it exits. */
+  /** How long a worker takes on SIGTERM to give its URLs in flight back before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });
 

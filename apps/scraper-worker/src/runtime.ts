@@ -1,35 +1,25 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
-import { RunStore, requeueLostRuns } from '@scrapejobs/domain';
+import { Frontier, RunStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
-import {
-  createRegistry,
-  registerQueueMetrics,
-  repeat,
-  startOpsServer,
-  type WorkerRuntime,
-} from '@scrapejobs/observability';
-import { createQueue, redisConnections, runCancelChannel } from '@scrapejobs/queues';
+import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
+import { redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
 import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
-import { RunConsumer } from './run/consumer.ts';
-import type { ExecutorDeps } from './run/executor.ts';
+import { Dispatcher } from './run/dispatcher.ts';
 import { UrlLeases } from './run/url-leases.ts';
 
-const LOST_RUNS_EVERY_MS = 60_000;
-const FAIRNESS_EVERY_MS = 1_000;
-
 /**
- * A scraper worker process, every part built once: start takes runs from the queue; stop hands
- * those in progress back to the queue for other workers.
+ * A scraper worker process, every part built once: start takes URLs from the frontier; stop
+ * gives those in flight back for other workers.
  */
 export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
   const log = createLogger('scraper-worker', config.LOG_LEVEL);
-  const db = createDatabase({ url: config.DATABASE_URL, max: config.SCRAPER_CONCURRENCY * 2 + 2 });
+  const db = createDatabase({ url: config.DATABASE_URL, max: config.SCRAPER_CONCURRENCY * 2 + 4 });
   const connections = redisConnections(config.REDIS_URL, 'scraper-worker', log, {
     maxRetriesPerRequest: null,
   });
@@ -47,39 +37,39 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     onThreadEnd: (limit) => extractionThreadEnds.inc({ limit }),
   });
   const leases = new UrlLeases(redis, config.QUEUE_PREFIX, { maxPerUser: config.MAX_RUNNING_URLS_PER_USER });
-  const deps: ExecutorDeps = {
-    store: new RunStore(db, config.PUBLIC_BASE_URL),
-    limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
-    extractor,
-    leases,
-    renderer: () =>
-      (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
-        Renderer.start({
-          concurrency: config.BROWSER_CONCURRENCY,
-          executablePath: config.CHROMIUM_PATH,
-          allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-        }).then((r) => (rendererReady = r)),
-      )),
-    proxies: config.PROXY_URLS,
-    allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-    urlConcurrency: config.RUN_URL_CONCURRENCY,
-    runTimeoutMs: config.RUN_TIMEOUT_MS,
-    log,
-    observer: {
-      page: (outcome) => pages.inc({ outcome }),
-      run: (status, seconds) => runDuration.observe({ status }, seconds),
+  const dispatcher = new Dispatcher(
+    {
+      store: new RunStore(db, config.PUBLIC_BASE_URL),
+      frontier: new Frontier(db),
+      limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
+      extractor,
+      leases,
+      renderer: () =>
+        (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
+          Renderer.start({
+            concurrency: config.BROWSER_CONCURRENCY,
+            executablePath: config.CHROMIUM_PATH,
+            allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+          }).then((r) => (rendererReady = r)),
+        )),
+      proxies: config.PROXY_URLS,
+      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+      userAgent: config.SCRAPER_USER_AGENT,
+      robotsToken: config.SCRAPER_USER_AGENT.split('/')[0]!.trim(),
+      runTimeoutMs: config.RUN_TIMEOUT_MS,
+      log,
+      observer: {
+        page: (outcome) => pages.inc({ outcome }),
+        run: (status, seconds) => runDuration.observe({ status }, seconds),
+      },
     },
-  };
-  const consumer = new RunConsumer(deps, {
-    connection: connections.open('worker'),
-    prefix: config.QUEUE_PREFIX,
-    concurrency: config.SCRAPER_CONCURRENCY,
-    lockMs: config.RUN_LOCK_MS,
-    retryDelayMs: config.RUN_RETRY_DELAY_MS,
-    log,
-  });
-  const runsQueue = createQueue('scrapeRuns', redis, config.QUEUE_PREFIX);
-  registerQueueMetrics(registry, [runsQueue]);
+    {
+      concurrency: config.SCRAPER_CONCURRENCY,
+      urlConcurrency: config.RUN_URL_CONCURRENCY,
+      leaseMs: config.RUN_LOCK_MS,
+      retryDelayMs: config.RUN_RETRY_DELAY_MS,
+    },
+  );
 
   const timers: (() => void)[] = [];
   const every = (ms: number, task: () => Promise<unknown>, failure: string) =>
@@ -90,21 +80,20 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     log,
 
     async start() {
-      // Pause and delete publish the run id: the worker holding it stops it at once.
-      const subscriber = connections.open('cancel');
-      await subscriber.subscribe(runCancelChannel(config.QUEUE_PREFIX));
-      subscriber.on('message', (_channel, runId: string) => consumer.stop(runId, 'cancel'));
-      consumer.start();
+      // A run start wakes the worker; pause and delete stop the run's URLs here at once.
+      const subscriber = connections.open('runs');
+      await subscriber.subscribe(runCancelChannel(config.QUEUE_PREFIX), runStartChannel(config.QUEUE_PREFIX));
+      subscriber.on('message', (channel, runId: string) => {
+        if (channel === runStartChannel(config.QUEUE_PREFIX)) dispatcher.wake();
+        else dispatcher.cancel(runId);
+      });
+      dispatcher.start();
       every(
-        LOST_RUNS_EVERY_MS,
-        async () => {
-          const ids = await requeueLostRuns(db, runsQueue);
-          if (ids.length) log.warn({ run_ids: ids }, 're-queued runs that had no queue entry');
-        },
-        'sweep failed',
+        Math.max(100, Math.floor(config.RUN_LOCK_MS / 3)),
+        () => dispatcher.renew(),
+        'could not renew URL leases',
       );
-      every(leases.renewEveryMs, () => leases.renew(), 'could not renew URL leases');
-      every(FAIRNESS_EVERY_MS, () => consumer.shareFairly(runsQueue), 'fairness check failed');
+      every(leases.renewEveryMs, () => leases.renew(), 'could not renew places');
       ops = await startOpsServer({
         port: config.METRICS_PORT,
         registry,
@@ -120,14 +109,9 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
 
     async stop() {
       for (const stopTimer of timers) stopTimer();
-      await consumer.close();
+      await dispatcher.close();
       ops?.close();
-      await Promise.allSettled([
-        runsQueue.close(),
-        renderer?.then((r) => r.close()),
-        extractor.close(),
-        db.$disconnect(),
-      ]);
+      await Promise.allSettled([renderer?.then((r) => r.close()), extractor.close(), db.$disconnect()]);
       connections.disconnectAll();
     },
   };

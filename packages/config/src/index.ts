@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
 /** Thrown when the environment does not satisfy an app's configuration schema. */
+/** The service's version: the OpenAPI document's and the default user agent's. */
+export const SERVICE_VERSION = '1.0.0';
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

@@ -9,7 +9,16 @@ export interface ConsoleServices {
   keys: Pick<KeysService, 'create' | 'list' | 'revoke' | 'regenerate'>;
   jobs: Pick<
     JobsService,
-    'list' | 'countByStatus' | 'get' | 'getRun' | 'create' | 'run' | 'pause' | 'resume' | 'listRuns'
+    | 'list'
+    | 'countByStatus'
+    | 'get'
+    | 'getRun'
+    | 'create'
+    | 'run'
+    | 'pause'
+    | 'resume'
+    | 'listRuns'
+    | 'listRunUrls'
   >;
   accounts: Pick<Accounts, 'authenticate' | 'current'>;
   results: Pick<ResultsService, 'list' | 'download'>;

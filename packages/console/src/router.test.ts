@@ -349,6 +349,7 @@ describe('console router', () => {
       '/jobs/%',
       '/jobs/job_%ZZ',
       '/jobs/%C0/download',
+      '/jobs/job_0123/runs/%E0%A4%A',
       '/webhooks/%E0%A4%A',
       '/webhooks/wh_%',
     ]) {

@@ -2,25 +2,32 @@ export type { ErrorBody, ErrorStatus } from './errors.ts';
 export { ERROR_CODES, errorBodySchema } from './errors.ts';
 export { formatPath, issuesToDetails } from './issues.ts';
 export type {
+  Crawl,
   CreateJobInput,
+  FollowQuery,
   JobDetail,
   JobListItem,
   JobStatusName,
   ProxyConfig,
   Query,
   RenderConfig,
+  RunUrlView,
   RunView,
   Scheduling,
   UpdateJobInput,
+  UrlStatusName,
 } from './jobs.ts';
 export {
+  crawlSchema,
   createJobSchema,
+  followQuerySchema,
   JOB_STATUSES,
   jobDetailSchema,
   jobListItemSchema,
   jobListSchema,
   listJobsQuerySchema,
   listRunsQuerySchema,
+  listRunUrlsQuerySchema,
   proxyConfigSchema,
   QUERY_TYPES,
   querySchema,
@@ -28,7 +35,11 @@ export {
   runAcceptedSchema,
   runListSchema,
   runSchema,
+  runUrlListSchema,
+  runUrlSchema,
+  SKIP_CODES,
   schedulingSchema,
+  URL_STATUSES,
   updateJobSchema,
 } from './jobs.ts';
 export type { DownloadFormat, ResultList, ResultView } from './results.ts';

@@ -74,6 +74,26 @@ export const proxyConfigSchema = z.strictObject({
     .default(null),
 });
 
+/** A link query of a crawl (docs/api.md §11): each match is a URL to follow. */
+export const followQuerySchema = z.strictObject({
+  type: z.enum(QUERY_TYPES),
+  query: z.string().min(1).max(2000),
+});
+
+const urlPatterns = z.array(z.string().min(1).max(500)).max(50).default([]);
+
+/** The `crawl` job field (docs/api.md §11): which links a run follows, how deep and how far. */
+export const crawlSchema = z.strictObject({
+  follow: z.array(followQuerySchema).min(1).max(10),
+  max_depth: z.int().min(0).max(50).default(3),
+  max_pages: z.int().min(1).max(100_000).default(1000),
+  same_origin: z.boolean().default(true),
+  include: urlPatterns,
+  exclude: urlPatterns,
+  respect_robots_txt: z.boolean().default(true),
+  sitemap: z.boolean().default(false),
+});
+
 const source = z
   .string()
   .max(2048)
@@ -87,6 +107,7 @@ const jobFields = {
   scheduling: schedulingSchema.nullable(),
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),
+  crawl: crawlSchema.nullable(),
 };
 
 /** POST /jobs body (docs/api.md §3.1). */
@@ -96,6 +117,7 @@ export const createJobSchema = z.strictObject({
   scheduling: jobFields.scheduling.default(null),
   render_config: jobFields.render_config.default(null),
   proxy_config: jobFields.proxy_config.default(null),
+  crawl: jobFields.crawl.default(null),
 });
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
@@ -128,6 +150,8 @@ export type Query = z.output<typeof querySchema>;
 export type Scheduling = z.output<typeof schedulingSchema>;
 export type RenderConfig = z.output<typeof renderConfigSchema>;
 export type ProxyConfig = z.output<typeof proxyConfigSchema>;
+export type Crawl = z.output<typeof crawlSchema>;
+export type FollowQuery = z.output<typeof followQuerySchema>;
 export type CreateJobInput = z.output<typeof createJobSchema>;
 export type UpdateJobInput = z.output<typeof updateJobSchema>;
 export type JobStatusName = (typeof JOB_STATUSES)[number];
@@ -165,6 +189,7 @@ export const jobDetailSchema = jobListItemSchema.extend({
   scheduling: schedulingSchema.nullable(),
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),
+  crawl: crawlSchema.nullable(),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
 });
@@ -191,6 +216,7 @@ export const runSchema = z.object({
   results_count: z.int(),
   successful_urls: z.int(),
   failed_urls: z.int(),
+  skipped_urls: z.int(),
   error: z
     .object({ code: z.string(), message: z.string(), failed_urls: z.int(), successful_urls: z.int() })
     .nullable(),
@@ -203,6 +229,40 @@ export const runListSchema = z.object({
   next_cursor: z.string().nullable(),
 });
 
+export const URL_STATUSES = ['pending', 'success', 'failed', 'skipped'] as const;
+
+/** Why a URL was accepted and not fetched (docs/api.md §12). */
+export const SKIP_CODES = ['ROBOTS_DISALLOWED', 'MAX_PAGES'] as const;
+
+/** GET /jobs/{id}/runs/{run_id}/urls query string (docs/api.md §12). */
+export const listRunUrlsQuerySchema = z.strictObject({
+  status: z.enum(URL_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(200).optional(),
+});
+
+export const runUrlSchema = z.object({
+  url: z.string(),
+  status: z.enum(URL_STATUSES),
+  depth: z.int(),
+  parent_url: z.string().nullable(),
+  http_status: z.int().nullable(),
+  records: z.int().nullable(),
+  duration_ms: z.int().nullable(),
+  fetched_at: timestamp.nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+
+export const runUrlListSchema = z.object({
+  job_id: z.string(),
+  run_id: z.string(),
+  urls: z.array(runUrlSchema),
+  count: z.int(),
+  next_cursor: z.string().nullable(),
+});
+
 export type JobListItem = z.infer<typeof jobListItemSchema>;
 export type JobDetail = z.infer<typeof jobDetailSchema>;
 export type RunView = z.infer<typeof runSchema>;
+export type RunUrlView = z.infer<typeof runUrlSchema>;
+export type UrlStatusName = (typeof URL_STATUSES)[number];

@@ -128,6 +128,7 @@ const eventDataSchemas = {
     results_count: z.int(),
     duration_ms: z.int(),
     download_url: z.string(),
+    skipped_urls: z.int(),
   }),
   'job.failed': z.object({
     job_id: z.string(),
@@ -135,6 +136,7 @@ const eventDataSchemas = {
     run_id: z.string(),
     status: z.literal('failed'),
     error: failureSchema,
+    skipped_urls: z.int(),
   }),
   'job.started': z.object({
     job_id: z.string(),

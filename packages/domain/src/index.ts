@@ -49,13 +49,22 @@ export {
   type StoredResult,
 } from './internal/results/service.ts';
 export {
+  type ClaimedUrl,
+  Frontier,
+  type RunState,
+  seedUrls,
+  type UrlKindName,
+} from './internal/runs/frontier.ts';
+export type { RunSettings } from './internal/runs/settings.ts';
+export {
+  type Batch,
+  type FoundUrl,
   type PageRows,
   type RunEnding,
-  type RunSettings,
   RunStore,
   type UrlOutcome,
 } from './internal/runs/store.ts';
-export { requeueLostRuns } from './internal/runs/sweep.ts';
+export type { RunUrlsQuery } from './internal/runs/urls.ts';
 export {
   type AttemptRecord,
   DeliveryStore,

@@ -7,20 +7,6 @@ import { z } from 'zod';
  * default job options. Nothing else in the code base names a queue.
  */
 export const catalog = {
-  scrapeRuns: {
-    name: 'scrape-runs',
-    payload: z.object({ runId: z.string(), jobId: z.string() }),
-    // A run's URLs retry inside it, and a crashed worker's run is taken over through stalled-job
-    // recovery. An execution that fails for the worker's own reasons (storage unreachable) is
-    // retried, resuming after the URLs stored; after the last attempt the worker ends the run failed.
-    options: {
-      // Delays come from the scraper worker's RUN_RETRY_DELAY_MS, doubling each time.
-      attempts: 5,
-      backoff: { type: 'custom' },
-      removeOnComplete: { count: 1_000, age: 24 * 3600 },
-      removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
-    },
-  },
   scheduleTicks: {
     name: 'schedule-ticks',
     // One job per planned time, made by the job scheduler whose id is the job id.
@@ -61,6 +47,12 @@ export function createQueue<K extends QueueKey>(
     defaultJobOptions: entry.options,
   });
 }
+
+/**
+ * Redis pub/sub channel on which the API tells scraper workers that a run started (payload: run
+ * id), so that they look at the frontier at once instead of at their next poll.
+ */
+export const runStartChannel = (prefix: string): string => `${prefix}:run-start`;
 
 /** Redis pub/sub channel on which the API asks workers to stop a run at once (payload: run id). */
 export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;

@@ -303,7 +303,7 @@ describe('the console behind the API rate limit (docs/api.md §16)', () => {
     try {
       await ready(app);
       // The queues write their own keys as the process starts (getVersion waits for it).
-      await Promise.all([app.runs.getVersion(), app.ticks.getVersion()]);
+      await app.ticks.getVersion();
       const before = await app.redis.keys(`${own.prefix}:*`);
       for (let i = 0; i < 300; i++) expect((await request(app.app).get('/console/login')).status).toBe(200);
       const added = (await app.redis.keys(`${own.prefix}:*`)).filter((k) => !before.includes(k));
@@ -339,7 +339,38 @@ describe('health, readiness and docs', () => {
         '/jobs/{id}/resume',
         '/jobs/{id}/run',
         '/jobs/{id}/runs',
+        '/jobs/{id}/runs/{run_id}',
+        '/jobs/{id}/runs/{run_id}/urls',
       ]),
+    );
+    const urls = doc.paths['/jobs/{id}/runs/{run_id}/urls'].get;
+    expect(urls['x-scope']).toBe('jobs:read');
+    expect(urls.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
+      'path:id',
+      'path:run_id',
+      'query:status',
+      'query:limit',
+      'query:cursor',
+    ]);
+    expect(urls.parameters[2].schema.enum).toEqual(['pending', 'success', 'failed', 'skipped']);
+    const item = urls.responses['200'].content['application/json'].schema.properties.urls.items;
+    expect(Object.keys(item.properties).sort()).toEqual(
+      [
+        'depth',
+        'duration_ms',
+        'error',
+        'fetched_at',
+        'http_status',
+        'parent_url',
+        'records',
+        'status',
+        'url',
+      ].sort(),
+    );
+    const run = doc.paths['/jobs/{id}/runs/{run_id}'].get;
+    expect(run.responses['200'].content['application/json'].schema.properties).toHaveProperty('skipped_urls');
+    expect(doc.paths['/jobs'].post.requestBody.content['application/json'].schema.properties).toHaveProperty(
+      'crawl',
     );
     const create = doc.paths['/jobs'].post;
     const body = create.requestBody.content['application/json'].schema;
@@ -368,7 +399,8 @@ describe('operations', () => {
     expect(line('http_request_duration_seconds_count', 'route="unmatched"', 'status="404"')).toMatch(
       / [1-9]\d*$/,
     );
-    expect(line('queue_jobs', 'queue="scrape-runs"', 'state="waiting"')).toMatch(/ \d+$/);
+    expect(line('queue_jobs', 'queue="schedule-ticks"', 'state="waiting"')).toMatch(/ \d+$/);
+    expect(line('scrape_urls', 'state="pending"')).toMatch(/ \d+$/);
     expect(text).toContain('process_resident_memory_bytes');
   });
 
@@ -394,7 +426,7 @@ describe('operations', () => {
         .auth('ops', 'operator-token-123456');
       expect(queues.status).toBe(200);
       expect(queues.body.queues.map((q: { name: string }) => q.name)).toEqual(
-        expect.arrayContaining(['scrape-runs', 'schedule-ticks']),
+        expect.arrayContaining(['schedule-ticks']),
       );
     } finally {
       await admin.close();

@@ -17,6 +17,8 @@ let token: string;
 let alice: ReturnType<typeof client>;
 let jobId: string;
 let webhookId: string;
+/** A well-formed run id that no run has: parameters are checked before the run is looked up. */
+const NO_RUN = 'run_00000000000000000000000000';
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -94,7 +96,13 @@ describe('fields named like members of Object.prototype', () => {
   });
 
   it.each(NAMES)('a query-string parameter named %s is an unknown field', async (name) => {
-    for (const path of ['/jobs/status', '/webhooks', `/jobs/${jobId}/runs`, `/jobs/${jobId}/results`]) {
+    for (const path of [
+      '/jobs/status',
+      '/webhooks',
+      `/jobs/${jobId}/runs`,
+      `/jobs/${jobId}/runs/${NO_RUN}/urls`,
+      `/jobs/${jobId}/results`,
+    ]) {
       const res = await alice.get(`${path}?${name}=1`);
       expect([path, res.status, res.body]).toEqual([path, 400, invalid({ [name]: 'unknown field' })]);
     }
@@ -169,6 +177,7 @@ describe('strings no column can store', () => {
     for (const path of [
       '/jobs/status?cursor=%00',
       `/jobs/${jobId}/runs?cursor=a%00`,
+      `/jobs/${jobId}/runs/${NO_RUN}/urls?cursor=a%00`,
       `/jobs/${jobId}/results?run_id=run_%00`,
       `/jobs/${jobId}/download?run_id=%00`,
       `/webhooks?cursor=%00`,
@@ -212,6 +221,10 @@ describe('malformed percent-encoding', () => {
       ['post', '/jobs/{id}/pause'],
       ['post', '/jobs/{id}/resume'],
       ['get', '/jobs/{id}/runs'],
+      ['get', '/jobs/{id}/runs/run_00000000000000000000000000'],
+      ['get', '/jobs/job_00000000000000000000000000/runs/{id}'],
+      ['get', '/jobs/{id}/runs/run_00000000000000000000000000/urls'],
+      ['get', '/jobs/job_00000000000000000000000000/runs/{id}/urls'],
       ['get', '/jobs/{id}/results'],
       ['get', '/jobs/{id}/download'],
       ['get', '/webhooks/{id}'],

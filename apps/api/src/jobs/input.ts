@@ -30,7 +30,47 @@ export interface JobInputRules {
   compiler: QueryCompiler;
 }
 
-/** Checks the schema cannot express: queries compile, names are unique, globs expand, proxies exist. */
+/** A query to compile, with the path its error is reported at. */
+interface Compilable {
+  path: string;
+  type: QueryType;
+  query: string;
+}
+
+/** `q` as something to compile at `path`, when its type and length pass the schema (else the schema reports it). */
+function compilable(q: Record<string, unknown>, path: string): Compilable | null {
+  const type = q.type as QueryType;
+  const { query } = q;
+  if (!QUERY_TYPES.includes(type) || typeof query !== 'string' || query.length === 0 || query.length > 2000)
+    return null;
+  return { path, type, query };
+}
+
+/** The crawl's link queries to compile, and its URL patterns that are not JavaScript regular expressions. */
+function crawlChecks(crawl: unknown, details: Record<string, string>): Compilable[] {
+  if (!isObject(crawl)) return [];
+  const follow = Array.isArray(crawl.follow) ? crawl.follow : [];
+  const queries = follow.flatMap((q, i) => (isObject(q) ? [compilable(q, `crawl.follow[${i}].query`)] : []));
+  for (const key of ['include', 'exclude'] as const) {
+    const patterns = crawl[key];
+    if (!Array.isArray(patterns)) continue;
+    patterns.forEach((pattern, i) => {
+      if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > 500) return;
+      try {
+        new RegExp(pattern);
+      } catch (err) {
+        const reason = (err as Error).message.replace(/^Invalid regular expression: /, '');
+        details[`crawl.${key}[${i}]`] = `invalid regular expression: ${reason}`;
+      }
+    });
+  }
+  return queries.filter((q) => q !== null);
+}
+
+/**
+ * Checks the schema cannot express: queries (the records' and the crawl's links') compile, names
+ * are unique, globs expand, crawl patterns are regular expressions, proxies exist.
+ */
 async function semanticDetails(
   raw: Record<string, unknown>,
   rules: JobInputRules,
@@ -38,6 +78,7 @@ async function semanticDetails(
 ): Promise<Record<string, string>> {
   const details: Record<string, string> = {};
   const { source, queries, proxy_config: proxy } = raw;
+  const toCompile: Compilable[] = [];
 
   if (typeof source === 'string' && source.length <= 2048 && /^https?:\/\//i.test(source)) {
     const expanded = expandGlob(source, MAX_SOURCE_URLS);
@@ -48,28 +89,23 @@ async function semanticDetails(
 
   if (Array.isArray(queries)) {
     const seen = new Set<string>();
-    const compilable: { index: number; type: QueryType; query: string }[] = [];
     queries.forEach((q, index) => {
       if (!isObject(q)) return;
       if (typeof q.name === 'string') {
         if (seen.has(q.name)) details[`queries[${index}].name`] = `duplicate query name "${q.name}"`;
         seen.add(q.name);
       }
-      const type = q.type as (typeof QUERY_TYPES)[number];
-      if (
-        QUERY_TYPES.includes(type) &&
-        typeof q.query === 'string' &&
-        q.query.length > 0 &&
-        q.query.length <= 2000
-      )
-        compilable.push({ index, type, query: q.query });
-    });
-    const results = await rules.compiler.compileAll(owner, compilable);
-    results.forEach((result, i) => {
-      const { index, type } = compilable[i]!;
-      if (!result.ok) details[`queries[${index}].query`] = queryMessage(type, result.message);
+      const query = compilable(q, `queries[${index}].query`);
+      if (query) toCompile.push(query);
     });
   }
+  toCompile.push(...crawlChecks(raw.crawl, details));
+  // One request, one compile budget: the crawl's link queries share it with the record queries.
+  const results = await rules.compiler.compileAll(owner, toCompile);
+  results.forEach((result, i) => {
+    const { path, type } = toCompile[i]!;
+    if (!result.ok) details[path] = queryMessage(type, result.message);
+  });
 
   const { proxies } = rules;
   if (isObject(proxy) && proxy.enabled === true) {

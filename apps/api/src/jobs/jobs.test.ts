@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
+import { until } from '../../../../test/support/processes.ts';
 import { testPrefix } from '../../../../test/support/redis.ts';
 
 let tdb: TestDatabase;
@@ -66,6 +67,7 @@ describe('POST /jobs', () => {
       scheduling: null,
       render_config: { enabled: true, wait_strategy: 'load', wait_timeout_ms: 30000 },
       proxy_config: null,
+      crawl: null,
       mode: 'test',
     });
   });
@@ -516,8 +518,9 @@ describe('DELETE /jobs/{id}', () => {
 });
 
 describe('run, pause, resume (docs/api.md §3.8)', () => {
-  it('run records a running run, a job.started event and a queued BullMQ job', async () => {
+  it('run records a running run and a job.started event, and tells the workers', async () => {
     const job = await createJob();
+    await api.listening;
     const res = await alice.post(`/jobs/${job.job_id}/run`);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
@@ -529,8 +532,7 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
     expect(detail.status).toBe('running');
     expect(detail.last_run_id).toBe(res.body.run_id);
     expect(detail.last_run).toMatch(ISO_MS);
-    const queued = await api.runs.getJob(res.body.run_id);
-    expect(queued?.data).toEqual({ runId: res.body.run_id, jobId: job.job_id });
+    await until(async () => api.started.includes(res.body.run_id));
     const events = await tdb.db.event.findMany({ where: { jobId: job.job_id } });
     expect(events.map((e) => [e.kind, e.data])).toEqual([
       [
@@ -560,6 +562,7 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
           results_count: 0,
           successful_urls: 0,
           failed_urls: 0,
+          skipped_urls: 0,
           error: null,
         },
       ],

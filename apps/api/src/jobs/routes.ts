@@ -4,8 +4,11 @@ import {
   jobListSchema,
   listJobsQuerySchema,
   listRunsQuerySchema,
+  listRunUrlsQuerySchema,
   runAcceptedSchema,
   runListSchema,
+  runSchema,
+  runUrlListSchema,
   updateJobSchema,
 } from '@scrapejobs/contracts';
 import { type JobsService, toDetail, toRunView } from '@scrapejobs/domain';
@@ -140,6 +143,40 @@ export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
         return {
           status: 200,
           body: { job_id: params.id, runs, count: runs.length, next_cursor: page.nextCursor },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/runs/{run_id}',
+      tag,
+      scope: 'jobs:read',
+      summary: 'Get one run of a job',
+      responses: { 200: { description: 'The run.', schema: runSchema } },
+      handler: async ({ principal, params }) => ({
+        status: 200,
+        body: toRunView(await jobs.getRun(principal, params.id!, params.run_id!)),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/runs/{run_id}/urls',
+      tag,
+      scope: 'jobs:read',
+      summary: 'List the URLs of a run in the order they were accepted, with what became of each',
+      query: listRunUrlsQuerySchema,
+      responses: { 200: { description: 'A page of URLs.', schema: runUrlListSchema } },
+      handler: async ({ principal, params, query }) => {
+        const page = await jobs.listRunUrls(principal, params.id!, params.run_id!, query);
+        return {
+          status: 200,
+          body: {
+            job_id: params.id,
+            run_id: params.run_id,
+            urls: page.items,
+            count: page.items.length,
+            next_cursor: page.nextCursor,
+          },
         };
       },
     }),

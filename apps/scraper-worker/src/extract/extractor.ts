@@ -1,15 +1,52 @@
-import { ExtractionError, type QuerySpec } from '@scrapejobs/extraction';
+import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 
 /** A page as it arrived: fetched bytes (decoded in the thread) or rendered HTML. */
 export type PageContent = { body: Uint8Array; contentType: string | undefined } | { html: string };
+
+/** Which found URLs a crawl keeps (docs/api.md §11); the thread normalises and filters them. */
+export interface UrlFilterSpec {
+  seedOrigins: string[];
+  sameOrigin: boolean;
+  include: string[];
+  exclude: string[];
+}
+
+/** A crawl's link queries on a page that arrived from `baseUrl` (after redirects). */
+export interface LinkSpec {
+  follow: readonly { type: QueryType; query: string }[];
+  baseUrl: string;
+  filter: UrlFilterSpec;
+}
 
 export interface ExtractTask {
   /** Names the queries for the thread's cache of compiled jobs (a run id). */
   key: string;
   queries: readonly QuerySpec[];
   page: PageContent;
+  /** The page's links to follow, when the run follows this page's links. */
+  links?: LinkSpec;
 }
+
+/** What a page gave: its records, each as JSON text, and the URLs its links lead to, kept by the crawl's filter. */
+export interface PageExtraction {
+  records: string[];
+  links: string[];
+}
+
+export interface SitemapTask {
+  key: string;
+  body: Uint8Array;
+  filter: UrlFilterSpec;
+}
+
+/** A sitemap's URLs: pages (normalised and kept by the crawl's filter), or an index's sitemaps (normalised). */
+export interface SitemapUrls {
+  kind: 'urlset' | 'index';
+  urls: string[];
+}
+
+export type ThreadTask = ({ type: 'page' } & ExtractTask) | ({ type: 'sitemap' } & SitemapTask);
 
 export interface ThreadSettings {
   timeLimitMs: number;
@@ -29,7 +66,7 @@ export interface ExtractorOptions {
  * a page's extraction, limits included, is an ExtractionError naming what happened.
  */
 export class PageExtractor {
-  readonly #pool: SandboxPool<ExtractTask, string[]>;
+  readonly #pool: SandboxPool<ThreadTask, PageExtraction | SitemapUrls>;
   readonly #options: ExtractorOptions;
 
   constructor(options: ExtractorOptions) {
@@ -44,13 +81,27 @@ export class PageExtractor {
     });
   }
 
-  /** The page's records, each as JSON text; rejects with ExtractionError, or the signal's reason. `owner` is the user whose page it is. */
-  async extract(owner: string, task: ExtractTask, signal?: AbortSignal): Promise<string[]> {
+  /** The page's records and links; rejects with ExtractionError, or the signal's reason. `owner` is the user whose page it is. */
+  extract(owner: string, task: ExtractTask, signal?: AbortSignal): Promise<PageExtraction> {
     const { page } = task;
+    return this.#run(
+      owner,
+      { type: 'page', ...task },
+      'body' in page ? page.body : null,
+      signal,
+    ) as Promise<PageExtraction>;
+  }
+
+  /** A sitemap's URLs; rejects with ExtractionError (a sitemap that is not one too), or the signal's reason. */
+  readSitemap(owner: string, task: SitemapTask, signal?: AbortSignal): Promise<SitemapUrls> {
+    return this.#run(owner, { type: 'sitemap', ...task }, task.body, signal) as Promise<SitemapUrls>;
+  }
+
+  async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal) {
     // A body that owns its whole memory moves to the thread instead of being copied.
     const transfer =
-      'body' in page && page.body.byteOffset === 0 && page.body.byteLength === page.body.buffer.byteLength
-        ? [page.body.buffer as ArrayBuffer]
+      body && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+        ? [body.buffer as ArrayBuffer]
         : [];
     try {
       return await this.#pool.run(owner, task, { signal, transfer });
@@ -81,7 +132,9 @@ export class PageExtractor {
     }
     if (err instanceof TaskError)
       return new ExtractionError(
-        err.name === 'ExtractionError' ? err.message : `extraction failed: ${err.message}`,
+        err.name === 'ExtractionError' || err.name === 'SitemapError'
+          ? err.message
+          : `extraction failed: ${err.message}`,
       );
     return new ExtractionError(`extraction failed: ${(err as Error).message}`, { cause: err });
   }

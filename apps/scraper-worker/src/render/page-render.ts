@@ -12,6 +12,8 @@ export interface RenderRequest {
   signal?: AbortSignal;
   /** Upstream proxy for this render (`http(s)://[user:pass@]host:port`), or none. */
   proxyUrl?: string | null;
+  /** SCRAPER_USER_AGENT; Chromium's own when not given. */
+  userAgent?: string;
 }
 
 export interface RenderedPage {
@@ -58,6 +60,7 @@ export async function renderInPage(
   const work = async (): Promise<RenderedPage> => {
     let response: HTTPResponse | null;
     try {
+      if (job.req.userAgent) await page.setUserAgent({ userAgent: job.req.userAgent });
       response = await page.goto(job.req.url, { waitUntil: job.req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw navigationFailure(err, page, lease, job, navigations);

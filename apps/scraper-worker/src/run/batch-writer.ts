@@ -1,4 +1,4 @@
-import type { PageRows, RunStore, UrlOutcome } from '@scrapejobs/domain';
+import type { FoundUrl, PageRows, RunStore, UrlOutcome } from '@scrapejobs/domain';
 
 const BATCH_ROWS = 500;
 // Records can be large (up to 16 MiB of values a page): a batch also goes out once it holds this
@@ -10,7 +10,7 @@ const FLUSH_EVERY_MS = 200;
 const ATTEMPTS = 5;
 
 /**
- * The records and URL outcomes of one run that wait to be stored, written one batch at a time.
+ * The URL outcomes of one run that wait to be stored, with their records and the URLs they found, written one batch at a time.
  * A batch that fails is retried with backoff and then kept for the next flush; the error reaches
  * the caller, never a URL's outcome.
  */
@@ -18,8 +18,12 @@ export class BatchWriter {
   readonly #store: RunStore;
   readonly #runId: string;
   readonly #jobId: string;
+  readonly #onLost: (urls: number) => void;
   #pages: PageRows[] = [];
   #outcomes: UrlOutcome[] = [];
+  #found: FoundUrl[] = [];
+  /** Outcomes being written now. */
+  #writing: readonly UrlOutcome[] = [];
   #rows = 0;
   #chars = 0;
   #lastFlush = Date.now();
@@ -27,21 +31,30 @@ export class BatchWriter {
   /** Flushes what waits even when no further URL finishes soon (one slow URL holds the rest). */
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(store: RunStore, runId: string, jobId: string) {
+  /** `onLost` hears of outcomes not written because their URLs were taken over meanwhile. */
+  constructor(store: RunStore, runId: string, jobId: string, onLost: (urls: number) => void) {
     this.#store = store;
     this.#runId = runId;
     this.#jobId = jobId;
+    this.#onLost = onLost;
   }
 
-  /** A URL's outcome, with its page's records when it has any. */
-  add(outcome: UrlOutcome, page?: PageRows): void {
+  /** A URL's outcome, with its page's records and the URLs it found when it has any. */
+  add(outcome: UrlOutcome, page?: PageRows, found: readonly FoundUrl[] = []): void {
     this.#outcomes.push(outcome);
+    for (const url of found) this.#found.push(url);
+    this.#chars += found.length * 100;
     // A failed timer flush leaves the chain rejected: the next flush() reports it.
     this.#timer ??= setTimeout(() => this.flush().catch(() => {}), FLUSH_EVERY_MS).unref();
     if (!page || page.rows.length === 0) return;
     this.#pages.push(page);
     this.#rows += page.rows.length;
     for (const row of page.rows) this.#chars += row.length;
+  }
+
+  /** The URLs whose outcome is not stored yet: their leases must still be renewed. */
+  unstored(): { seq: number; claims: number }[] {
+    return [...this.#writing, ...this.#outcomes];
   }
 
   /** Whether enough waits, or long enough, for a flush. */
@@ -62,22 +75,29 @@ export class BatchWriter {
     this.#timer = null;
     const pages = this.#pages;
     const outcomes = this.#outcomes;
+    const found = this.#found;
     const rows = this.#rows;
     const chars = this.#chars;
     this.#pages = [];
     this.#outcomes = [];
+    this.#found = [];
     this.#rows = 0;
     this.#chars = 0;
     this.#lastFlush = Date.now();
-    if (pages.length === 0 && outcomes.length === 0) return;
+    if (outcomes.length === 0) return;
+    this.#writing = outcomes;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#store.saveBatch(this.#runId, this.#jobId, pages, outcomes);
+        const lost = await this.#store.saveBatch(this.#runId, this.#jobId, { pages, outcomes, found });
+        this.#writing = [];
+        if (lost > 0) this.#onLost(lost);
         return;
       } catch (err) {
         if (attempt >= ATTEMPTS) {
+          this.#writing = [];
           this.#pages = pages.concat(this.#pages);
           this.#outcomes = outcomes.concat(this.#outcomes);
+          this.#found = found.concat(this.#found);
           this.#rows += rows;
           this.#chars += chars;
           throw err;

@@ -2,7 +2,13 @@ import type { LookupFunction } from 'node:net';
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
 import type { PageContent } from '../extract/extractor.ts';
-import { createProxyPicker, FetchError, fetchPage, type ProxyPicker } from '../fetch/index.ts';
+import {
+  createProxyPicker,
+  FetchError,
+  type FetchedPage,
+  fetchPage,
+  type ProxyPicker,
+} from '../fetch/index.ts';
 import type { Renderer } from '../render/index.ts';
 
 export interface PageLoaderDeps {
@@ -12,6 +18,15 @@ export interface PageLoaderDeps {
   allowPrivate: boolean;
   /** DNS override, for tests that map names to loopback. */
   lookup?: LookupFunction;
+  /** SCRAPER_USER_AGENT: sent on every fetch and render. */
+  userAgent: string;
+}
+
+/** A page as it arrived, with the URL it ended at after redirects (its links resolve against it). */
+export interface LoadedPage {
+  content: PageContent;
+  url: string;
+  status: number | null;
 }
 
 /** What a job says about getting its pages. */
@@ -26,7 +41,7 @@ export type PageLoader = (
   url: string,
   signal: AbortSignal,
   beforeAttempt: () => Promise<void>,
-) => Promise<PageContent>;
+) => Promise<LoadedPage>;
 
 /**
  * A job's way of getting pages: fetched, or rendered in Chromium when render_config is enabled,
@@ -37,21 +52,34 @@ export async function pageLoaderFor(deps: PageLoaderDeps, settings: PageSettings
   const render = settings.renderConfig?.enabled ? settings.renderConfig : null;
   if (render) {
     const renderer = await deps.renderer();
-    return (url, signal, beforeAttempt) => renderPage(renderer, render, picker, url, signal, beforeAttempt);
+    return (url, signal, beforeAttempt) =>
+      renderPage(renderer, render, picker, deps.userAgent, url, signal, beforeAttempt);
   }
+  const fetcher = fetcherFor(deps, picker);
   return async (url, signal, beforeAttempt) => {
-    const page = await fetchPage(url, {
-      allowPrivate: deps.allowPrivate,
-      signal,
-      beforeAttempt,
-      ...(picker && { proxy: picker }),
-      ...(deps.lookup && { lookup: deps.lookup }),
-    });
-    return { body: page.body, contentType: page.contentType };
+    const page = await fetcher(url, signal, beforeAttempt);
+    return {
+      content: { body: page.body, contentType: page.contentType },
+      url: page.url,
+      status: page.status,
+    };
   };
 }
 
-function proxyPickerFor(settings: PageSettings, proxies: readonly ProxyEntry[]): ProxyPicker | null {
+/** Fetches a URL with a job's proxies and the service's user agent, guarded (robots.txt and sitemaps too). */
+export function fetcherFor(deps: PageLoaderDeps, picker: ProxyPicker | null) {
+  return (url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> =>
+    fetchPage(url, {
+      allowPrivate: deps.allowPrivate,
+      signal,
+      beforeAttempt,
+      userAgent: deps.userAgent,
+      ...(picker && { proxy: picker }),
+      ...(deps.lookup && { lookup: deps.lookup }),
+    });
+}
+
+export function proxyPickerFor(settings: PageSettings, proxies: readonly ProxyEntry[]): ProxyPicker | null {
   const config = settings.proxyConfig;
   if (!config?.enabled) return null;
   return createProxyPicker([...proxies], config.rotation_strategy, config.geo_targeting, settings.jobId);
@@ -62,10 +90,11 @@ async function renderPage(
   renderer: Renderer,
   render: RenderConfig,
   picker: ProxyPicker | null,
+  userAgent: string,
   url: string,
   signal: AbortSignal,
   beforeAttempt: () => Promise<void>,
-): Promise<PageContent> {
+): Promise<LoadedPage> {
   for (let attempt = 0; ; attempt++) {
     await beforeAttempt();
     const proxyUrl = picker?.pick(attempt)?.url ?? null;
@@ -76,6 +105,7 @@ async function renderPage(
         waitTimeoutMs: render.wait_timeout_ms,
         signal,
         proxyUrl,
+        userAgent,
       });
       if (page.status !== null && page.status >= 400)
         throw new FetchError('HTTP_ERROR', `HTTP ${page.status}`, {
@@ -83,7 +113,7 @@ async function renderPage(
           status: page.status,
           retryable: false,
         });
-      return { html: page.html };
+      return { content: { html: page.html }, url: page.url, status: page.status };
     } catch (err) {
       if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;
       picker?.reportFailure(proxyUrl);

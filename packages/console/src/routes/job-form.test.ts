@@ -25,8 +25,9 @@ describe('job form', () => {
       ],
       scheduling: { minutes: [0, 30], days: [1, 'x'], timezone: 'Europe/Paris' },
       render_config: null,
+      crawl: null,
     });
-    expect(rows).toEqual([1, 2]);
+    expect(rows.queries).toEqual([1, 2]);
   });
 
   it('leaves rate_limit to its default when empty, and sends scheduling null when unticked', () => {
@@ -37,11 +38,77 @@ describe('job form', () => {
 
   it('names the form row of a query error', () => {
     expect(
-      formErrors({ 'queries[0].query': 'invalid css', name: 'required', queries: 'too few' }, [2]),
+      formErrors(
+        { 'queries[0].query': 'invalid css', name: 'required', queries: 'too few' },
+        { queries: [2], follow: [], include: [], exclude: [] },
+      ),
     ).toEqual({
       'query row 3: query': 'invalid css',
       name: 'required',
       queries: 'too few',
+    });
+  });
+
+  it('builds the crawl from its fields, leaving out empty link rows and pattern lines', () => {
+    const v = emptyJobForm();
+    v.crawl = {
+      enabled: true,
+      follow: [
+        { type: 'css', query: '' },
+        { type: 'xpath', query: '//a/@href' },
+        { type: 'css', query: 'a.next::attr(href)' },
+      ],
+      maxDepth: '2',
+      maxPages: 'many',
+      sameOrigin: false,
+      robots: true,
+      sitemap: true,
+      include: '\n/products/\r\n  \n(bad\n',
+      exclude: '',
+    };
+    const { body, rows } = toCreateBody(v);
+    expect(body.crawl).toEqual({
+      follow: [
+        { type: 'xpath', query: '//a/@href' },
+        { type: 'css', query: 'a.next::attr(href)' },
+      ],
+      max_depth: 2,
+      max_pages: 'many',
+      same_origin: false,
+      respect_robots_txt: true,
+      sitemap: true,
+      include: ['/products/', '(bad'],
+      exclude: [],
+    });
+    expect(rows).toEqual({ queries: [], follow: [1, 2], include: [1, 3], exclude: [] });
+  });
+
+  it('sends crawl null when unticked, and leaves empty limits to their defaults', () => {
+    expect(toCreateBody(emptyJobForm()).body.crawl).toBeNull();
+    const v = emptyJobForm();
+    v.crawl = { ...v.crawl, enabled: true, maxDepth: '', maxPages: '' };
+    const crawl = toCreateBody(v).body.crawl as Record<string, unknown>;
+    expect(crawl).not.toHaveProperty('max_depth');
+    expect(crawl).not.toHaveProperty('max_pages');
+    expect(crawl.follow).toEqual([]);
+  });
+
+  it('names the link row and the pattern line of a crawl error', () => {
+    expect(
+      formErrors(
+        {
+          'crawl.follow[1].query': 'invalid xpath: …',
+          'crawl.include[1]': 'invalid regular expression: …',
+          'crawl.exclude[0]': 'must have at least 1 character',
+          'crawl.max_pages': 'must be an integer',
+        },
+        { queries: [], follow: [0, 2], include: [1, 3], exclude: [4] },
+      ),
+    ).toEqual({
+      'link row 3: query': 'invalid xpath: …',
+      'include line 4': 'invalid regular expression: …',
+      'exclude line 5': 'must have at least 1 character',
+      'crawl.max_pages': 'must be an integer',
     });
   });
 });

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { field } from '../http/kit.ts';
+import { type CrawlFormValues, FOLLOW_ROWS } from '../views/crawl.ts';
 import { emptyJobForm, type JobFormValues } from '../views/jobs.ts';
 
 const MAX_ROWS = 50;
@@ -23,6 +24,25 @@ export function readJobForm(req: Request): JobFormValues {
     days: field(req, 'days'),
     timezone: field(req, 'timezone').trim(),
     render: field(req, 'render') === '1',
+    crawl: readCrawlForm(req),
+  };
+}
+
+function readCrawlForm(req: Request): CrawlFormValues {
+  const on = (name: string) => field(req, name) === '1';
+  return {
+    enabled: on('crawl'),
+    follow: Array.from({ length: FOLLOW_ROWS }, (_, i) => ({
+      type: field(req, `crawl_f_type_${i}`) || 'css',
+      query: field(req, `crawl_f_query_${i}`),
+    })),
+    maxDepth: field(req, 'crawl_max_depth').trim(),
+    maxPages: field(req, 'crawl_max_pages').trim(),
+    sameOrigin: on('crawl_same_origin'),
+    robots: on('crawl_robots'),
+    sitemap: on('crawl_sitemap'),
+    include: field(req, 'crawl_include'),
+    exclude: field(req, 'crawl_exclude'),
   };
 }
 
@@ -39,15 +59,53 @@ const list = (s: string): (number | string)[] =>
 
 const numberOrText = (s: string): number | string => (s !== '' && Number.isFinite(Number(s)) ? Number(s) : s);
 
+/** Where each item of a list in the body came from in the form: its row, or its line. */
+export interface FormPlaces {
+  queries: number[];
+  follow: number[];
+  include: number[];
+  exclude: number[];
+}
+
+/** The non-empty lines of a textarea, trimmed, and the line number each came from. */
+function lines(text: string, places: number[]): string[] {
+  return text.split(/\r?\n/).flatMap((line, i) => {
+    const trimmed = line.trim();
+    if (!trimmed) return [];
+    places.push(i);
+    return [trimmed];
+  });
+}
+
+function toCrawl(c: CrawlFormValues, places: FormPlaces): Record<string, unknown> | null {
+  if (!c.enabled) return null;
+  const follow = c.follow.flatMap((q, i) => {
+    if (!q.query) return [];
+    places.follow.push(i);
+    return [{ type: q.type, query: q.query }];
+  });
+  return {
+    follow,
+    ...(c.maxDepth !== '' && { max_depth: numberOrText(c.maxDepth) }),
+    ...(c.maxPages !== '' && { max_pages: numberOrText(c.maxPages) }),
+    same_origin: c.sameOrigin,
+    respect_robots_txt: c.robots,
+    sitemap: c.sitemap,
+    include: lines(c.include, places.include),
+    exclude: lines(c.exclude, places.exclude),
+  };
+}
+
 /**
- * The POST /jobs body the form stands for, and for each query in it the form row it came from
- * (empty rows are left out), so errors at `queries[i]` can name the row the person sees.
+ * The POST /jobs body the form stands for, and where each query, link query and pattern in it
+ * came from (empty rows and lines are left out), so errors at `queries[i]` or
+ * `crawl.include[i]` can name the row or line the person sees.
  */
-export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>; rows: number[] } {
-  const rows: number[] = [];
+export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>; rows: FormPlaces } {
+  const rows: FormPlaces = { queries: [], follow: [], include: [], exclude: [] };
   const queries = v.queries.flatMap((q, i) => {
     if (!q.name && !q.query) return [];
-    rows.push(i);
+    rows.queries.push(i);
     return [{ name: q.name, type: q.type, query: q.query, join: q.join }];
   });
   const scheduling: Record<string, unknown> = {};
@@ -65,18 +123,35 @@ export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>;
       queries,
       scheduling: v.schedule ? scheduling : null,
       render_config: v.render ? { enabled: true } : null,
+      crawl: toCrawl(v.crawl, rows),
     },
     rows,
   };
 }
 
-/** Error paths of the API renamed for the form: `queries[1].query` becomes `query row 3: query`. */
-export function formErrors(details: Record<string, string>, rows: number[]): Record<string, string> {
+// An API error path of a list item, and the name the form gives it: `query row 3: query`.
+const PLACES = [
+  [/^queries\[(\d+)\]\.?(.*)$/, 'queries', 'query row'],
+  [/^crawl\.follow\[(\d+)\]\.?(.*)$/, 'follow', 'link row'],
+  [/^crawl\.include\[(\d+)\]()$/, 'include', 'include line'],
+  [/^crawl\.exclude\[(\d+)\]()$/, 'exclude', 'exclude line'],
+] as const;
+
+/**
+ * Error paths of the API renamed for the form: `queries[1].query` becomes `query row 3: query`,
+ * `crawl.follow[0].query` `link row 1: query`, `crawl.include[0]` `include line 2`.
+ */
+export function formErrors(details: Record<string, string>, rows: FormPlaces): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [path, message] of Object.entries(details)) {
-    const m = /^queries\[(\d+)\]\.?(.*)$/.exec(path);
-    if (m) out[`query row ${(rows[Number(m[1])] ?? Number(m[1])) + 1}${m[2] ? `: ${m[2]}` : ''}`] = message;
-    else out[path] = message;
+    const place = PLACES.map(([re, list, name]) => [re.exec(path), list, name] as const).find(([m]) => m);
+    if (!place) {
+      out[path] = message;
+      continue;
+    }
+    const [m, list, name] = place;
+    const index = Number(m![1]);
+    out[`${name} ${(rows[list][index] ?? index) + 1}${m![2] ? `: ${m![2]}` : ''}`] = message;
   }
   return out;
 }

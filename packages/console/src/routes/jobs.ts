@@ -1,15 +1,17 @@
 import { pipeline } from 'node:stream/promises';
-import { DOWNLOAD_FORMATS, type DownloadFormat } from '@scrapejobs/contracts';
+import { DOWNLOAD_FORMATS, type DownloadFormat, URL_STATUSES } from '@scrapejobs/contracts';
 import type { Router } from 'express';
 import type { ConsoleDeps } from '../deps.ts';
 import { attempt, type Kit } from '../http/kit.ts';
 import { errorPage } from '../views/errors.ts';
 import { emptyJobForm, jobDetailPage, jobFormPage, jobsListPage, STATUSES } from '../views/jobs.ts';
+import { runPage } from '../views/runs.ts';
 import { formErrors, readJobForm, toCreateBody, withExtraRow } from './job-form.ts';
 
 const PAGE_SIZE = 50;
 const PREVIEW_ROWS = 10;
 const RUNS_SHOWN = 10;
+const URLS_SHOWN = 100;
 
 const ACTIONS = {
   run: { done: 'Run started.' },
@@ -71,6 +73,20 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
       runs.items.find((r) => r.id === preview.runId) ??
       (preview.runId ? await jobs.getRun(owner, id, preview.runId) : undefined);
     kit.send(res, 200, jobDetailPage(await kit.page(req), job, runs.items, preview, previewRun));
+  });
+
+  router.get('/jobs/:id/runs/:runId', async (req, res) => {
+    const owner = kit.owner(req);
+    const id = String(req.params.id);
+    const runId = String(req.params.runId);
+    const status = URL_STATUSES.find((s) => s === req.query.status);
+    const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+    const [job, run, urls] = await Promise.all([
+      jobs.get(owner, id),
+      jobs.getRun(owner, id, runId),
+      jobs.listRunUrls(owner, id, runId, { status, limit: URLS_SHOWN, cursor }),
+    ]);
+    kit.send(res, 200, runPage(await kit.page(req), job, run, { ...urls, status }));
   });
 
   for (const action of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {

@@ -1,6 +1,7 @@
 import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contracts';
 import type { Job, Run } from '@scrapejobs/domain';
 import type { StoredResult } from '../deps.ts';
+import { type CrawlFormValues, crawlFieldset, crawlSettings, emptyCrawlForm } from './crawl.ts';
 import { badge, duration, plural, when } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, type PageContext, page, postButton } from './layout.ts';
@@ -130,6 +131,7 @@ ${actions}
   <dt>Schedule</dt><dd>${describeSchedule(job.scheduling)}</dd>
   <dt>Rendering</dt><dd>${render?.enabled ? `headless browser, wait for ${render.wait_strategy ?? 'load'}` : 'off (plain HTTP)'}</dd>
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
+  ${crawlSettings(job.crawl)}
 </dl>
 <table class="cards">
 <caption>Queries</caption>
@@ -173,16 +175,16 @@ ${
     ? html`<p class="empty">The job has not run yet.</p>`
     : html`<table class="cards">
 <caption class="visually-hidden">Runs, newest first</caption>
-<thead><tr><th scope="col">Started</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col" class="num">Records</th><th scope="col" class="num">URLs ok / failed</th><th scope="col">Error</th></tr></thead>
+<thead><tr><th scope="col">Started</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col" class="num">Records</th><th scope="col" class="num">URLs ok / failed / skipped</th><th scope="col">Error</th></tr></thead>
 <tbody>${runs.map((r) => {
         const { error } = r;
         return html`<tr>
-<td data-label="Started">${when(r.startedAt)}</td>
+<td data-label="Started"><a href="${base}/runs/${r.id}" title="The run and its URLs">${when(r.startedAt)}</a></td>
 <td data-label="Status">${badge(r.status)}</td>
 <td data-label="Trigger">${r.trigger}</td>
 <td data-label="Duration">${duration(r.durationMs)}</td>
 <td data-label="Records" class="num">${r.resultsCount}</td>
-<td data-label="URLs ok / failed" class="num">${r.successfulUrls} / ${r.failedUrls}</td>
+<td data-label="URLs ok / failed / skipped" class="num">${r.successfulUrls} / ${r.failedUrls} / ${r.skippedUrls}</td>
 <td data-label="Error" class="wrap">${error ? `${error.code} ${error.message}` : html`<span class="muted">—</span>`}</td>
 </tr>`;
       })}</tbody>
@@ -204,6 +206,7 @@ export interface JobFormValues {
   days: string;
   timezone: string;
   render: boolean;
+  crawl: CrawlFormValues;
 }
 
 export const emptyJobForm = (): JobFormValues => ({
@@ -221,6 +224,7 @@ export const emptyJobForm = (): JobFormValues => ({
   days: '',
   timezone: 'UTC',
   render: false,
+  crawl: emptyCrawlForm(),
 });
 
 export function jobFormPage(ctx: PageContext, v: JobFormValues, errors: Record<string, string>): SafeHtml {
@@ -276,6 +280,7 @@ ${field('job-timezone', 'scheduling.timezone', 'Time zone', html`<input id="job-
 <p class="hint">Comma-separated numbers, like a cron line <code>m h * * d</code>.</p>
 </fieldset>
 <label class="check"><input type="checkbox" name="render" value="1"${v.render ? html` checked` : ''}> Render pages in a headless browser (for pages built by JavaScript)</label>
+${crawlFieldset(v.crawl, errors)}
 <div class="actions"><button type="submit" class="btn btn-primary">Create job</button>
 <button type="submit" name="add_row" value="1" class="btn btn-plain" formnovalidate>Add a query row</button>
 <a class="btn btn-plain" href="/console/jobs">Cancel</a></div>

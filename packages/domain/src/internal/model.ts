@@ -1,4 +1,6 @@
 import {
+  type Crawl,
+  crawlSchema,
   type ProxyConfig,
   proxyConfigSchema,
   type Query,
@@ -20,11 +22,12 @@ export interface RunFailure {
 }
 
 /** A job with its JSON columns in the API's own types. */
-export type Job = Omit<JobModel, 'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig'> & {
+export type Job = Omit<JobModel, 'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl'> & {
   queries: Query[];
   scheduling: Scheduling | null;
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
+  crawl: Crawl | null;
 };
 
 /** A run with its JSON columns in the API's own types. */
@@ -39,6 +42,7 @@ const jobColumns = z.object({
   scheduling: schedulingSchema.nullable(),
   renderConfig: renderConfigSchema.nullable(),
   proxyConfig: proxyConfigSchema.nullable(),
+  crawl: crawlSchema.nullable(),
 });
 
 const runColumns = z.object({

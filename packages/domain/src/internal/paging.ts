@@ -18,6 +18,17 @@ export function decodeCursor(prefix: IdPrefix, cursor: string | undefined): stri
   return id;
 }
 
+const MAX_INT4 = 2 ** 31 - 1;
+
+/** The position a cursor of positions (`encodeCursor(String(n))`) stands for; any other is a 400 at `cursor`. */
+export function decodePositionCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const n = /^(0|[1-9]\d{0,9})$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n <= MAX_INT4)) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
+  return n;
+}
+
 /** A page of `limit` rows from `limit + 1` read, newest first, with the cursor after its last. */
 export function pageOf<T>(rows: T[], limit: number, idOf: (row: T) => string): Page<T> {
   const more = rows.length > limit;

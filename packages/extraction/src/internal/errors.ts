@@ -13,3 +13,10 @@ export class ExtractionError extends Error {
     this.limit = options?.limit;
   }
 }
+
+/** A query's failure on a page (a dynamic XPath error, say) as ExtractionError, naming the query by `label`. */
+export function failedOnPage(label: string, error: unknown): ExtractionError {
+  if (error instanceof ExtractionError) return error;
+  const message = String((error as Error)?.message ?? error).split('\n')[0];
+  return new ExtractionError(`${label} failed on this page: ${message}`, { cause: error });
+}

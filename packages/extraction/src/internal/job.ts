@@ -1,15 +1,15 @@
 import type { Document } from 'domhandler';
-import { type CompiledCss, compileCss, evaluateCss } from './css.ts';
+import { evaluateCss } from './css.ts';
 import { parseHtml } from './dom.ts';
-import { ExtractionError } from './errors.ts';
-import { checkPositiveInteger, type ExtractionLimits, type ResolvedLimits, resolveLimits } from './limits.ts';
+import { ExtractionError, failedOnPage } from './errors.ts';
+import { type ExtractionLimits, type ResolvedLimits, resolveLimits } from './limits.ts';
+import { evaluateLinks, type LinkOptions, linksNeedDom } from './links.ts';
 import { PageValues } from './page.ts';
+import { type CompiledExpression, compileForJob, type QueryType } from './query.ts';
 import { buildRecords, type ExtractedRecord } from './records.ts';
-import { type CompiledRegex, compileRegex, evaluateRegex } from './regex.ts';
+import { evaluateRegex } from './regex.ts';
 import { runWithTimeLimit, TimeLimitExceeded } from './time-limit.ts';
-import { type CompiledXPath, compileXPath, evaluateXPathValues } from './xpath.ts';
-
-export type QueryType = 'xpath' | 'css' | 'regex';
+import { evaluateXPathValues } from './xpath.ts';
 
 export interface QuerySpec {
   name: string;
@@ -18,26 +18,11 @@ export interface QuerySpec {
   join?: boolean;
 }
 
-export type CompileResult = { ok: true } | { ok: false; message: string };
-
-export interface CompileOptions {
-  /** Milliseconds compiling one query may take (default 1000); past it the query is too expensive. */
-  timeLimitMs?: number;
-}
-
-/** The compile time limit of compileQuery and of each query in compileJob. */
-export const DEFAULT_COMPILE_TIME_LIMIT_MS = 1000;
-
-/** The answer for a query whose compilation ran past `timeLimitMs` (also for a caller that had to stop it). */
-export function tooExpensiveToCompile(timeLimitMs: number): { ok: false; message: string } {
-  return { ok: false, message: `too expensive to compile (took longer than ${timeLimitMs} ms)` };
-}
-
-type CompiledQuery = { readonly name: string; readonly join: boolean; readonly label: string } & (
-  | { readonly type: 'css'; readonly css: CompiledCss }
-  | { readonly type: 'xpath'; readonly xpath: CompiledXPath }
-  | { readonly type: 'regex'; readonly regex: CompiledRegex }
-);
+type CompiledQuery = {
+  readonly name: string;
+  readonly join: boolean;
+  readonly label: string;
+} & CompiledExpression;
 
 const brand: unique symbol = Symbol('CompiledJob');
 
@@ -47,43 +32,6 @@ export interface CompiledJob {
     readonly needsDom: boolean;
     readonly limits: ResolvedLimits;
   };
-}
-
-/**
- * Checks that a query compiles in its language, within `timeLimitMs`; message is a short human
- * text for a 400 (`too expensive to compile (…)` past the limit).
- */
-export function compileQuery(type: QueryType, query: string, options: CompileOptions = {}): CompileResult {
-  const timeLimitMs = options.timeLimitMs ?? DEFAULT_COMPILE_TIME_LIMIT_MS;
-  checkPositiveInteger('timeLimitMs', timeLimitMs);
-  if (type !== 'css' && type !== 'xpath' && type !== 'regex') {
-    return { ok: false, message: 'type must be one of xpath, css, regex' };
-  }
-  try {
-    // A css selector is parsed in linear time and evaluates nothing: it needs no watchdog.
-    if (type === 'css') compileCss(query);
-    else runWithTimeLimit(() => compileAs(type, query, { cache: false }), timeLimitMs);
-    return { ok: true };
-  } catch (error) {
-    if (error instanceof TimeLimitExceeded) return tooExpensiveToCompile(timeLimitMs);
-    return { ok: false, message: describe(type, error) };
-  }
-}
-
-function compileAs(
-  type: QueryType,
-  query: string,
-  xpathOptions: Parameters<typeof compileXPath>[1],
-): CompiledCss | CompiledXPath | CompiledRegex {
-  if (type === 'css') return compileCss(query);
-  if (type === 'xpath') return compileXPath(query, xpathOptions);
-  return compileRegex(query);
-}
-
-function describe(type: QueryType, error: unknown): string {
-  const label =
-    type === 'css' ? 'invalid CSS selector' : type === 'xpath' ? 'invalid XPath' : 'invalid regex';
-  return `${label}: ${(error as Error).message}`;
 }
 
 /**
@@ -108,35 +56,13 @@ export function compileJob(queries: readonly QuerySpec[], limits: ExtractionLimi
 }
 
 function compileOne(spec: QuerySpec, limits: ResolvedLimits): CompiledQuery {
-  const join = spec.join === true;
-  const base = { name: spec.name, join, label: `${spec.type} query "${spec.name}"` };
-  if (spec.type !== 'css' && spec.type !== 'xpath' && spec.type !== 'regex') {
-    throw new ExtractionError(`query "${spec.name}": unknown type "${String(spec.type)}"`);
-  }
+  const subject = `query "${spec.name}"`;
   // A row query may give one match past the records limit (which fails the page), so XPath
   // evaluation can stop there.
+  const join = spec.join === true;
   const xpathOptions = join ? {} : { maxItems: limits.maxRecords + 1 };
-  let compiled: CompiledCss | CompiledXPath | CompiledRegex;
-  try {
-    compiled = runWithTimeLimit(
-      () => compileAs(spec.type, spec.query, xpathOptions),
-      DEFAULT_COMPILE_TIME_LIMIT_MS,
-    );
-  } catch (error) {
-    const message =
-      error instanceof TimeLimitExceeded
-        ? tooExpensiveToCompile(DEFAULT_COMPILE_TIME_LIMIT_MS).message
-        : describe(spec.type, error);
-    throw new ExtractionError(`query "${spec.name}": ${message}`, { cause: error });
-  }
-  switch (spec.type) {
-    case 'css':
-      return { ...base, type: 'css', css: compiled as CompiledCss };
-    case 'xpath':
-      return { ...base, type: 'xpath', xpath: compiled as CompiledXPath };
-    case 'regex':
-      return { ...base, type: 'regex', regex: compiled as CompiledRegex };
-  }
+  const compiled = compileForJob(spec.type, spec.query, xpathOptions, subject);
+  return { name: spec.name, join, label: `${spec.type} ${subject}`, ...compiled };
 }
 
 /**
@@ -144,15 +70,32 @@ function compileOne(spec: QuerySpec, limits: ResolvedLimits): CompiledQuery {
  * limits (docs/api.md §16): past any of them it throws ExtractionError naming the limit.
  */
 export function extract(job: CompiledJob, html: string): ExtractedRecord[] {
+  return extractPage(job, html).records;
+}
+
+/** What one page gives: its records and, when asked for, the URLs to follow from it. */
+export interface PageExtraction {
+  records: ExtractedRecord[];
+  links: string[];
+}
+
+/**
+ * Extracts a page's records as `extract` does and, given `links`, the URLs its link queries give
+ * (evaluateLinks), from one parse of the page under one time limit (the job's) that covers
+ * every query and every `accept` call. Link queries do not count toward the job's other limits.
+ */
+export function extractPage(job: CompiledJob, html: string, links?: LinkOptions): PageExtraction {
   const { queries, needsDom, limits } = job[brand];
+  const parse = needsDom || (links !== undefined && linksNeedDom(links.compiled));
   const page = new PageValues(limits);
   try {
     // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
     // RegExp alike, and costs one thread start per page instead of one per query.
-    return runWithTimeLimit(
-      () => extractPage(queries, needsDom ? parseHtml(html) : null, html, page),
-      limits.timeLimitMs,
-    );
+    return runWithTimeLimit(() => {
+      const root = parse ? parseHtml(html) : null;
+      const records = evaluateRecords(queries, root, html, page);
+      return { records, links: links === undefined ? [] : evaluateLinks(links, html, root, page) };
+    }, limits.timeLimitMs);
   } catch (error) {
     if (!(error instanceof TimeLimitExceeded)) throw error;
     throw new ExtractionError(
@@ -162,7 +105,7 @@ export function extract(job: CompiledJob, html: string): ExtractedRecord[] {
   }
 }
 
-function extractPage(
+function evaluateRecords(
   queries: readonly CompiledQuery[],
   root: Document | null,
   html: string,
@@ -173,7 +116,7 @@ function extractPage(
     try {
       evaluate(query, html, root, page);
     } catch (error) {
-      throw pageError(query, error);
+      throw failedOnPage(query.label, error);
     }
   }
   return buildRecords(queries, page.finish());
@@ -183,10 +126,4 @@ function evaluate(query: CompiledQuery, html: string, root: Document | null, pag
   if (query.type === 'css') evaluateCss(query.css, root!, page);
   else if (query.type === 'xpath') evaluateXPathValues(query.xpath, root!, page);
   else evaluateRegex(query.regex, html, page);
-}
-
-function pageError(query: CompiledQuery, error: unknown): ExtractionError {
-  if (error instanceof ExtractionError) return error;
-  const message = String((error as Error)?.message ?? error).split('\n')[0];
-  return new ExtractionError(`${query.label} failed on this page: ${message}`, { cause: error });
 }

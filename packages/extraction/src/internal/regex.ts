@@ -36,10 +36,21 @@ function cleanRegexMessage(message: string): string {
 
 /** Puts every match on `text` (group 1 or the whole match) into `sink`. */
 export function evaluateRegex(regex: CompiledRegex, text: string, sink: ValueSink): void {
+  eachRegexMatch(regex, text, (value) => {
+    sink.push(value);
+    return true;
+  });
+}
+
+/**
+ * Gives `visit` the value of each match on `text` (group 1 or the whole match) in turn, finding
+ * the next only when `visit` returns true, so a caller that has enough stops the search.
+ */
+export function eachRegexMatch(regex: CompiledRegex, text: string, visit: (value: string) => boolean): void {
   const { pattern, hasGroup } = regex;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    sink.push((hasGroup ? match[1] : match[0]) ?? '');
+    if (!visit((hasGroup ? match[1] : match[0]) ?? '')) return;
     if (match[0] === '') pattern.lastIndex = advance(text, pattern.lastIndex, pattern.unicode);
   }
 }

@@ -98,7 +98,19 @@ export function evaluateWithSimplePath(path: SimplePath, root: Document, sink: V
 
 /** evaluateXPathValues without the fast path; exported for the tests that compare the two. */
 export function evaluateWithFontoxpath(xpath: CompiledXPath, root: Document, sink: ValueSink): void {
-  const items = evaluateXPath(
+  for (const item of fontoxpathItems(xpath, root)) sink.push(itemValue(item, sink));
+}
+
+/**
+ * The items an XPath gives on a parsed page, in order: strings (atomic values, and attribute
+ * values on the fast path), attribute nodes (XAttr), other nodes, maps and arrays.
+ */
+export function selectXPathItems(xpath: CompiledXPath, root: Document): readonly unknown[] {
+  return (xpath.simple && selectSimplePath(xpath.simple, root)) ?? fontoxpathItems(xpath, root);
+}
+
+function fontoxpathItems(xpath: CompiledXPath, root: Document): unknown[] {
+  return evaluateXPath(
     xpath.expression,
     root,
     domhandlerFacade,
@@ -106,7 +118,6 @@ export function evaluateWithFontoxpath(xpath: CompiledXPath, root: Document, sin
     evaluateXPath.ALL_RESULTS_TYPE,
     CACHED,
   ) as unknown[];
-  for (const item of items) sink.push(itemValue(item, sink));
 }
 
 function nodeValue(node: AnyNode, sink: ValueSink): string {

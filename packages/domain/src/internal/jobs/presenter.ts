@@ -25,6 +25,7 @@ export function toDetail(job: Job): JobDetail {
     scheduling: job.scheduling,
     render_config: job.renderConfig,
     proxy_config: job.proxyConfig,
+    crawl: job.crawl,
     last_run_id: job.lastRunId,
     mode: job.mode,
   };
@@ -41,6 +42,7 @@ export function toRunView(run: Run): RunView {
     results_count: run.resultsCount,
     successful_urls: run.successfulUrls,
     failed_urls: run.failedUrls,
+    skipped_urls: run.skippedUrls,
     error: run.error,
   };
 }

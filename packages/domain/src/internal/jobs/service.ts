@@ -2,6 +2,7 @@ import {
   type CreateJobInput,
   type JobListItem,
   type JobStatusName,
+  type RunUrlView,
   schedulingSchema,
   type UpdateJobInput,
 } from '@scrapejobs/contracts';
@@ -11,6 +12,7 @@ import { type Job, type Run, toJob, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
+import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
 import { nextRunAt } from './cron.ts';
 import type { Scheduler } from './scheduler.ts';
 
@@ -111,6 +113,7 @@ export class JobsService {
       scheduling: input.scheduling,
       renderConfig: input.render_config,
       proxyConfig: input.proxy_config,
+      crawl: input.crawl,
       status: 'scheduled',
       createdAt: now,
       updatedAt: now,
@@ -122,8 +125,8 @@ export class JobsService {
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
-                               render_config, proxy_config, status, created_at, updated_at, next_run_at)
-             VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb,
+                               render_config, proxy_config, crawl, status, created_at, updated_at, next_run_at)
+             VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
                      'scheduled', $11, $11, $12)`,
       values: [
         job.id,
@@ -138,6 +141,7 @@ export class JobsService {
         jsonText(input.proxy_config),
         now.toISOString(),
         job.nextRunAt?.toISOString() ?? null,
+        jsonText(input.crawl),
       ],
     };
     const scheduling = input.scheduling;
@@ -161,6 +165,7 @@ export class JobsService {
       if (input.rate_limit !== undefined) data.rateLimit = input.rate_limit;
       if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
+      if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
       if (input.scheduling !== undefined) {
         // A new schedule takes effect at once (docs/api.md §3.6); a paused job stays disarmed.
         const scheduling = input.scheduling;
@@ -206,12 +211,13 @@ export class JobsService {
                UPDATE jobs SET status = 'running', last_run_at = $4, last_run_id = $5, updated_at = $4,
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
-                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config),
+                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4,
                       jsonb_build_object('source', source, 'queries', queries, 'rate_limit', rate_limit,
-                                         'render_config', render_config, 'proxy_config', proxy_config)
+                                         'render_config', render_config, 'proxy_config', proxy_config,
+                                         'crawl', crawl)
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started',
@@ -350,6 +356,17 @@ export class JobsService {
     const run = isId('run', runId) ? await this.#db.run.findFirst({ where: { id: runId, jobId } }) : null;
     if (!run) throw notFound('Run');
     return toRun(run);
+  }
+
+  /** One page of the URLs of one run of one of the owner's jobs (docs/api.md §12), in the order accepted. */
+  async listRunUrls(
+    owner: Owner,
+    jobId: string,
+    runId: string,
+    query: RunUrlsQuery,
+  ): Promise<Page<RunUrlView>> {
+    await this.getRun(owner, jobId, runId);
+    return readRunUrls(this.#db, runId, query);
   }
 
   async listRuns(

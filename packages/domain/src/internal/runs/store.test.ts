@@ -1,136 +1,286 @@
+import { urlKey } from '@scrapejobs/crawl';
 import { newId } from '@scrapejobs/db';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
-import { runningRun as runningRunOf } from '../../../../../test/support/runs.ts';
-import { type PageRows, RunStore } from './store.ts';
+import { type ClaimedUrl, Frontier } from './frontier.ts';
+import { type FoundUrl, type PageRows, RunStore, type UrlOutcome } from './store.ts';
 
 let tdb: TestDatabase;
 let store: RunStore;
+let frontier: Frontier;
 let userId: string;
+const LEASE_MS = 30_000;
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
   store = new RunStore(tdb.db, 'https://scrape.example.com/');
+  frontier = new Frontier(tdb.db);
   userId = (await tdb.db.user.create({ data: { id: newId('usr'), email: 'store@example.com' } })).id;
 });
 afterAll(() => tdb.drop());
 
-const runningRun = (totalUrls: number) => runningRunOf(tdb.db, userId, totalUrls);
+/** A running run as POST run leaves it, with its settings, seeded as a worker seeds it. */
+async function runningRun(source: string, crawl: object | null = null) {
+  const jobId = newId('job');
+  const runId = newId('run');
+  const queries = [{ name: 'title', type: 'css', query: 'h1', join: false }];
+  await tdb.db.job.create({
+    data: {
+      id: jobId,
+      userId,
+      mode: 'test',
+      name: 'store',
+      source,
+      queries,
+      rateLimit: 10,
+      status: 'running',
+      lastRunId: runId,
+    },
+  });
+  const settings = { source, queries, rate_limit: 10, render_config: null, proxy_config: null, crawl };
+  await tdb.db.run.create({ data: { id: runId, jobId, trigger: 'manual', settings } });
+  await frontier.seed(runId);
+  return { jobId, runId };
+}
 
-const page = (urlIndex: number, rows = 2): PageRows => ({
-  url: `https://example.com/${urlIndex + 1}`,
-  urlIndex,
-  scrapedAt: new Date(),
-  rows: Array.from({ length: rows }, (_, i) => JSON.stringify({ title: `t${urlIndex}.${i}` })),
+const crawl = (maxPages: number) => ({
+  follow: [{ type: 'css', query: 'a::attr(href)' }],
+  max_depth: 3,
+  max_pages: maxPages,
+  same_origin: true,
+  include: [],
+  exclude: [],
+  respect_robots_txt: true,
+  sitemap: false,
 });
-const ok = (index: number) => ({ index, failure: null });
-const failed = (index: number, code = 'HTTP_ERROR') => ({
-  index,
-  failure: { code, message: `https://example.com/${index + 1}: HTTP 404` },
+
+const rowsOf = (url: ClaimedUrl, count = 2): PageRows => ({
+  url: url.url,
+  urlIndex: url.seq,
+  scrapedAt: new Date(),
+  rows: Array.from({ length: count }, (_, i) => JSON.stringify({ title: `t${url.seq}.${i}` })),
+});
+const ok = (url: ClaimedUrl, records = 2): UrlOutcome => ({
+  seq: url.seq,
+  claims: url.claims,
+  status: 'success',
+  httpStatus: 200,
+  records,
+  durationMs: 12,
+  fetchedAt: new Date(),
+  failure: null,
+});
+const failed = (url: ClaimedUrl, code = 'HTTP_ERROR'): UrlOutcome => ({
+  ...ok(url),
+  status: 'failed',
+  httpStatus: 404,
+  records: null,
+  failure: { code, message: `${url.url}: HTTP 404` },
+});
+const link = (parent: ClaimedUrl, url: string): FoundUrl => ({
+  kind: 'page',
+  url,
+  key: urlKey('page', url),
+  depth: parent.depth + 1,
+  parentSeq: parent.seq,
+});
+const runOf = (runId: string) => tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+const urlsOf = (runId: string) => tdb.db.runUrl.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
+
+describe('Frontier', () => {
+  it('seeds the expanded source once, a URL that normalises like an earlier one counted once', async () => {
+    const { runId } = await runningRun('https://EXAMPLE.com:443/p/[1-3]');
+    await frontier.seed(runId);
+    const urls = await urlsOf(runId);
+    expect(urls.map((u) => [u.seq, u.url, u.status, u.depth])).toEqual([
+      [0, 'https://example.com/p/1', 'pending', 0],
+      [1, 'https://example.com/p/2', 'pending', 0],
+      [2, 'https://example.com/p/3', 'pending', 0],
+    ]);
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ seeded: true, totalUrls: 3, nextSeq: 3 }));
+  });
+
+  it('claims in the order accepted, never past max_pages however many workers claim at once', async () => {
+    const { runId } = await runningRun('https://example.com/[1-9]', crawl(5));
+    const claims = await Promise.all(Array.from({ length: 6 }, () => frontier.claim(runId, 2, LEASE_MS)));
+    const seqs = claims.flat().map((u) => u.seq);
+    expect(seqs.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4]);
+    expect((await runOf(runId)).startedUrls).toBe(5);
+    expect(await frontier.claim(runId, 4, LEASE_MS)).toEqual([]);
+  });
+
+  it('takes over a URL whose lease ran out, and fences the worker that lost it', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/a');
+    const [first] = await frontier.claim(runId, 1, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    const taken = await frontier.takeOver(runId, LEASE_MS);
+    expect(taken).toEqual(expect.objectContaining({ seq: 0, claims: 2, crashes: 1 }));
+    expect(await frontier.renew([{ runId, seq: 0, claims: first!.claims }], LEASE_MS)).toEqual([
+      { runId, seq: 0, claims: 1 },
+    ]);
+    // The worker that lost it stores nothing and hears so; the one that took it over stores once.
+    expect(
+      await store.saveBatch(runId, jobId, { pages: [rowsOf(first!)], outcomes: [ok(first!)], found: [] }),
+    ).toBe(1);
+    expect(await frontier.release(runId, [first!])).toBe(1);
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(0);
+    expect(
+      await store.saveBatch(runId, jobId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] }),
+    ).toBe(0);
+    expect(
+      await store.saveBatch(runId, jobId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] }),
+    ).toBe(1);
+    expect(await tdb.db.result.count({ where: { runId } })).toBe(2);
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1, failedUrls: 0 }));
+  });
+
+  it('gives released URLs back with their share of max_pages, and holds claims until the time given', async () => {
+    const { runId } = await runningRun('https://example.com/[1-4]', crawl(2));
+    const urls = await frontier.claim(runId, 2, LEASE_MS);
+    const later = new Date(Date.now() + 60_000);
+    expect(await frontier.release(runId, urls, later)).toBe(0);
+    const run = await runOf(runId);
+    expect(run.startedUrls).toBe(0);
+    expect(run.nextClaimAt?.getTime()).toBe(later.getTime());
+    const [state] = (await frontier.states()).filter((s) => s.runId === runId);
+    expect(state).toEqual(expect.objectContaining({ claimable: true, active: false }));
+    expect(state!.notBefore?.getTime()).toBe(later.getTime());
+    expect((await frontier.claim(runId, 5, LEASE_MS)).map((u) => u.seq)).toEqual([0, 1]);
+  });
+
+  it('counts a failed attempt once per backoff, however many workers report it', async () => {
+    const { runId } = await runningRun('https://example.com/a');
+    const reports = await Promise.all(Array.from({ length: 4 }, () => frontier.failedAttempt(runId, 60_000)));
+    expect(reports.filter((r) => r !== null)).toEqual([1]);
+  });
 });
 
 describe('RunStore', () => {
-  it('stores a batch once, however often it is saved (two workers that both ran a page)', async () => {
-    const { jobId, runId } = await runningRun(3);
-    for (let i = 0; i < 2; i++)
-      await store.saveBatch(runId, jobId, [page(0), page(1)], [ok(0), ok(1), failed(2)]);
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ successfulUrls: 2, failedUrls: 1, doneUrls: [0, 1, 2] }));
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(4);
+  it('stores outcomes, records and the links found, each link accepted once', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-2]', crawl(100));
+    const [a, b] = await frontier.claim(runId, 2, LEASE_MS);
+    await store.saveBatch(runId, jobId, {
+      pages: [rowsOf(a!)],
+      outcomes: [ok(a!), failed(b!)],
+      found: [
+        link(a!, 'https://example.com/3'),
+        link(a!, 'https://example.com/2'),
+        link(a!, 'https://example.com/3'),
+        // Found on a page that failed: not accepted.
+        link(b!, 'https://example.com/4'),
+      ],
+    });
+    const urls = await urlsOf(runId);
+    expect(urls.map((u) => [u.url, u.status, u.depth, u.parentSeq])).toEqual([
+      ['https://example.com/1', 'success', 0, null],
+      ['https://example.com/2', 'failed', 0, null],
+      ['https://example.com/3', 'pending', 1, 0],
+    ]);
+    expect(urls[0]).toEqual(expect.objectContaining({ httpStatus: 200, records: 2, durationMs: 12 }));
+    expect(urls[1]).toEqual(expect.objectContaining({ errorCode: 'HTTP_ERROR', httpStatus: 404 }));
+    expect(await runOf(runId)).toEqual(
+      expect.objectContaining({ successfulUrls: 1, failedUrls: 1, totalUrls: 3 }),
+    );
   });
 
-  it('counts a URL once when several workers save it at the same moment', async () => {
-    const { jobId, runId } = await runningRun(4);
-    const outcomes = [ok(0), ok(1), failed(2), ok(3)];
-    await Promise.all(Array.from({ length: 6 }, () => store.saveBatch(runId, jobId, [page(0)], outcomes)));
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ successfulUrls: 3, failedUrls: 1 }));
-    expect([...run.doneUrls].sort()).toEqual([0, 1, 2, 3]);
-  });
-
-  it('keeps the failure of the lowest URL index, whatever order batches come in', async () => {
-    const { jobId, runId } = await runningRun(9);
-    await store.saveBatch(runId, jobId, [], [failed(6), failed(4, 'TIMEOUT')]);
-    await store.saveBatch(runId, jobId, [], [failed(7), ok(0)]);
-    await store.saveBatch(runId, jobId, [], [failed(2, 'NETWORK_ERROR')]);
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run.firstFailure).toEqual({
+  it('keeps the failure of the lowest URL, whatever order batches come in', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-9]');
+    const urls = await frontier.claim(runId, 9, LEASE_MS);
+    const save = (outcomes: UrlOutcome[]) =>
+      store.saveBatch(runId, jobId, { pages: [], outcomes, found: [] });
+    await save([failed(urls[6]!), failed(urls[4]!, 'TIMEOUT')]);
+    await save([failed(urls[7]!), ok(urls[0]!)]);
+    await save([failed(urls[2]!, 'NETWORK_ERROR')]);
+    expect((await runOf(runId)).firstFailure).toEqual({
       index: 2,
       code: 'NETWORK_ERROR',
       message: 'https://example.com/3: HTTP 404',
     });
-    expect(run.failedUrls).toBe(4);
   });
 
-  it('ends the run from what every batch stored, with the first failure and the event', async () => {
-    const { jobId, runId } = await runningRun(3);
-    await store.saveBatch(runId, jobId, [page(0)], [ok(0), failed(2)]);
-    await store.saveBatch(runId, jobId, [page(1, 3)], [ok(1)]);
-    expect(await store.finish(runId, null)).toEqual({ status: 'failed', successfulUrls: 2, failedUrls: 1 });
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ status: 'failed', resultsCount: 5 }));
-    expect(run.error).toEqual({
-      code: 'HTTP_ERROR',
-      message: '1 of 3 URLs failed; first: https://example.com/3: HTTP 404',
-      failed_urls: 1,
-      successful_urls: 2,
-    });
+  it('ends a run only when its frontier is done, pages past max_pages skipped with MAX_PAGES', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-4]', crawl(2));
+    const [a, b] = await frontier.claim(runId, 4, LEASE_MS);
+    await store.saveBatch(runId, jobId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
+    // One URL still in a worker's hands.
+    expect(await store.finish(runId, null)).toBeNull();
+    await store.saveBatch(runId, jobId, { pages: [rowsOf(b!, 3)], outcomes: [ok(b!, 3)], found: [] });
+    expect(await store.finish(runId, null)).toEqual(
+      expect.objectContaining({ status: 'success', successfulUrls: 2, failedUrls: 0, skippedUrls: 2 }),
+    );
+    const run = await runOf(runId);
+    expect(run).toEqual(expect.objectContaining({ status: 'success', resultsCount: 5, totalUrls: 4 }));
+    expect((await urlsOf(runId)).map((u) => [u.status, u.errorCode])).toEqual([
+      ['success', null],
+      ['success', null],
+      ['skipped', 'MAX_PAGES'],
+      ['skipped', 'MAX_PAGES'],
+    ]);
     const event = await tdb.db.event.findFirstOrThrow({ where: { jobId } });
-    expect(event.kind).toBe('job.failed');
+    expect(event.kind).toBe('job.completed');
+    expect(event.data).toEqual(expect.objectContaining({ results_count: 5, skipped_urls: 2 }));
     expect(await store.finish(runId, null)).toBeNull();
   });
 
-  it('counts the URLs never done as failed when the run timed out', async () => {
-    const { jobId, runId } = await runningRun(5);
-    await store.saveBatch(runId, jobId, [page(0)], [ok(0), ok(1)]);
-    const timedOut = { code: 'TIMEOUT', message: 'The run exceeded its time limit of 60000 ms.' };
-    expect(await store.finish(runId, timedOut)).toEqual({
-      status: 'failed',
-      successfulUrls: 2,
-      failedUrls: 3,
+  it('ends a failed run with its first failure, and counts URLs never done as failed when forced', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-5]');
+    const urls = await frontier.claim(runId, 3, LEASE_MS);
+    await store.saveBatch(runId, jobId, {
+      pages: [rowsOf(urls[0]!)],
+      outcomes: [ok(urls[0]!), failed(urls[2]!)],
+      found: [],
     });
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run.error).toEqual(
-      expect.objectContaining({ code: 'TIMEOUT', failed_urls: 3, successful_urls: 2 }),
+    const timedOut = { code: 'TIMEOUT', message: 'The run exceeded its time limit of 60000 ms.' };
+    expect(await store.finish(runId, timedOut)).toEqual(
+      expect.objectContaining({ status: 'failed', successfulUrls: 1, failedUrls: 4, skippedUrls: 0 }),
     );
+    const run = await runOf(runId);
+    expect(run.error).toEqual(
+      expect.objectContaining({ code: 'TIMEOUT', failed_urls: 4, successful_urls: 1 }),
+    );
+    expect((await urlsOf(runId)).map((u) => u.errorCode)).toEqual([
+      null,
+      'TIMEOUT',
+      'HTTP_ERROR',
+      'TIMEOUT',
+      'TIMEOUT',
+    ]);
+    const event = await tdb.db.event.findFirstOrThrow({ where: { jobId } });
+    expect(event.data).toEqual(expect.objectContaining({ status: 'failed', skipped_urls: 0 }));
   });
 
   it('keeps and counts a batch that arrives after a pause, but leaves an ended run as it is', async () => {
-    const { jobId, runId } = await runningRun(2);
+    const { jobId, runId } = await runningRun('https://example.com/[1-2]');
+    const [a, b] = await frontier.claim(runId, 2, LEASE_MS);
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'cancelled' } });
-    await store.saveBatch(runId, jobId, [page(0)], [ok(0)]);
+    await store.saveBatch(runId, jobId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
     await store.settleCancelled(runId);
-    expect(await tdb.db.run.findUniqueOrThrow({ where: { id: runId } })).toEqual(
-      expect.objectContaining({ successfulUrls: 1, doneUrls: [0], resultsCount: 2 }),
-    );
-
-    const ended = await runningRun(2);
-    await store.saveBatch(ended.runId, ended.jobId, [page(0)], [ok(0), ok(1)]);
-    await store.finish(ended.runId, null);
-    await store.saveBatch(ended.runId, ended.jobId, [page(1)], [ok(1)]);
-    expect(await tdb.db.run.findUniqueOrThrow({ where: { id: ended.runId } })).toEqual(
-      expect.objectContaining({ status: 'success', successfulUrls: 2, resultsCount: 2 }),
-    );
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1, resultsCount: 2 }));
+    await tdb.db.run.update({ where: { id: runId }, data: { status: 'success' } });
+    await store.saveBatch(runId, jobId, { pages: [rowsOf(b!)], outcomes: [ok(b!)], found: [] });
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1 }));
   });
 
   it('fails only the page whose values PostgreSQL refuses, and stores the rest of its batch', async () => {
-    const { jobId, runId } = await runningRun(3);
-    const refused: PageRows = { ...page(1), rows: [JSON.stringify({ title: 'a\u0000b' })] };
-    await store.saveBatch(runId, jobId, [page(0), refused, page(2)], [ok(0), ok(1), ok(2)]);
-    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(run).toEqual(expect.objectContaining({ successfulUrls: 2, failedUrls: 1 }));
-    expect([...run.doneUrls].sort()).toEqual([0, 1, 2]);
-    expect(run.firstFailure).toEqual({
-      index: 1,
-      code: 'EXTRACTION_ERROR',
-      message: expect.stringMatching(/^https:\/\/example\.com\/2: its records could not be stored: /),
+    const { jobId, runId } = await runningRun('https://example.com/[1-3]');
+    const urls = await frontier.claim(runId, 3, LEASE_MS);
+    const refused: PageRows = { ...rowsOf(urls[1]!), rows: [JSON.stringify({ title: 'a\u0000b' })] };
+    await store.saveBatch(runId, jobId, {
+      pages: [rowsOf(urls[0]!), refused, rowsOf(urls[2]!)],
+      outcomes: urls.map((url) => ok(url)),
+      found: [],
     });
+    expect(await runOf(runId)).toEqual(
+      expect.objectContaining({
+        successfulUrls: 2,
+        failedUrls: 1,
+        firstFailure: {
+          index: 1,
+          code: 'EXTRACTION_ERROR',
+          message: expect.stringMatching(/^https:\/\/example\.com\/2: its records could not be stored: /),
+        },
+      }),
+    );
     const stored = await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } });
     expect(stored.map((r) => r.urlIndex)).toEqual([0, 0, 2, 2]);
-  });
-
-  it('names the users of runs, leaving out runs that are gone', async () => {
-    const { runId } = await runningRun(1);
-    expect(await store.ownersOf([runId, newId('run')])).toEqual(new Map([[runId, userId]]));
-    expect(await store.ownersOf([])).toEqual(new Map());
   });
 });

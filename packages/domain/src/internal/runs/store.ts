@@ -1,69 +1,56 @@
-import {
-  type ProxyConfig,
-  proxyConfigSchema,
-  type Query,
-  querySchema,
-  type RenderConfig,
-  renderConfigSchema,
-} from '@scrapejobs/contracts';
-import { type Database, type JobModel, newId, Prisma, type RunModel } from '@scrapejobs/db';
-import { z } from 'zod';
+import type { Database, JobModel, RunModel } from '@scrapejobs/db';
+import { newId, Prisma } from '@scrapejobs/db';
+import type { PoolClient } from 'pg';
 import { type RunFailure, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
+import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
+import { type RunSettings, settingsOf } from './settings.ts';
 
 /** One page's records, serialised as soon as they are extracted: row index = position in `rows`. */
 export interface PageRows {
   url: string;
+  /** The page's `seq` in its run's frontier. */
   urlIndex: number;
   scrapedAt: Date;
   /** Each record as JSON text. */
   rows: string[];
 }
 
-/** How one URL ended: its records are in a `PageRows`, or it failed. */
+/** How a claimed URL ended; `claims` is the claim it was processed under (a lost claim writes nothing). */
 export interface UrlOutcome {
-  index: number;
+  seq: number;
+  claims: number;
+  status: 'success' | 'failed' | 'skipped';
+  httpStatus: number | null;
+  records: number | null;
+  durationMs: number | null;
+  fetchedAt: Date | null;
+  /** Why it failed or was skipped. */
   failure: RunFailure | null;
 }
 
-/** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
-export interface RunSettings {
-  source: string;
-  queries: Query[];
-  rateLimit: number;
-  renderConfig: RenderConfig | null;
-  proxyConfig: ProxyConfig | null;
+/** A URL found on a processed URL (a link, a sitemap's entry): accepted unless its run already has it. */
+export interface FoundUrl {
+  kind: Exclude<UrlKindName, 'robots'>;
+  url: string;
+  /** 16 bytes: urlKey(kind, url). */
+  key: Uint8Array;
+  depth: number;
+  parentSeq: number;
 }
 
-const settingsSchema = z
-  .object({
-    source: z.string(),
-    queries: z.array(querySchema),
-    rate_limit: z.number(),
-    render_config: renderConfigSchema.nullable(),
-    proxy_config: proxyConfigSchema.nullable(),
-  })
-  .transform(
-    (s): RunSettings => ({
-      source: s.source,
-      queries: s.queries,
-      rateLimit: s.rate_limit,
-      renderConfig: s.render_config,
-      proxyConfig: s.proxy_config,
-    }),
-  );
+/** What a worker stores at once: outcomes, the records of those that succeeded, and the URLs they found. */
+export interface Batch {
+  pages: readonly PageRows[];
+  outcomes: readonly UrlOutcome[];
+  found: readonly FoundUrl[];
+}
 
-/** A run's settings; a run started before they were kept takes its job's as they are now. */
-const settingsOf = (run: RunModel, job: JobModel): RunSettings =>
-  settingsSchema.parse(
-    run.settings ?? {
-      source: job.source,
-      queries: job.queries,
-      rate_limit: job.rateLimit,
-      render_config: job.renderConfig,
-      proxy_config: job.proxyConfig,
-    },
-  );
+/**
+ * URLs a crawl accepts beyond its `max_pages` (they end skipped with MAX_PAGES): enough to show
+ * where it would have gone on, bounded so that a page of 10,000 links cannot grow a frontier forever.
+ */
+const ACCEPTED_BEYOND_MAX_PAGES = 10_000;
 
 /** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
 const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
@@ -73,9 +60,11 @@ export interface RunEnding {
   status: 'success' | 'failed';
   successfulUrls: number;
   failedUrls: number;
+  skippedUrls: number;
+  durationMs: number;
 }
 
-/** The database side of a run: loading it, storing results idempotently, ending it with its event. */
+/** The database side of a run: its settings, storing what its URLs gave idempotently, ending it with its event. */
 export class RunStore {
   readonly #db: Database;
   readonly #publicBaseUrl: string;
@@ -93,69 +82,62 @@ export class RunStore {
     const run = await this.#db.run.findUnique({ where: { id: runId }, include: { job: true } });
     if (run?.status !== 'running') return null;
     const { job, ...rest } = run;
-    return { run: rest, job, settings: settingsOf(rest, job) };
-  }
-
-  async setTotal(runId: string, totalUrls: number): Promise<void> {
-    await this.#db.run.updateMany({ where: { id: runId, status: 'running' }, data: { totalUrls } });
+    return { run: rest, job, settings: settingsOf(rest.settings, job) };
   }
 
   /**
-   * Stores a batch in one statement: the pages' records, and the URLs' outcomes in the run's
-   * counts and `done_urls`, so a worker that takes the run over resumes after them. (run, URL
-   * index, row index) is unique and a URL already done is not counted again, so two workers
-   * that both processed a page (one of them held up past its lock) store it once. A run paused
-   * meanwhile still counts the pages it finished; an ended one is left as it is. (Prisma's
-   * createMany spent about 150 ms of CPU per 1,000 rows here; this spends about 10.)
+   * Stores a batch in one transaction, with the run's row locked: each outcome only if its URL is
+   * still claimed under the same claim (a worker that lost it to a take-over writes nothing), the
+   * records of the pages whose outcome was written ((run, URL, row) is unique besides), the URLs
+   * they found that the run does not have yet, and the run's counts. A run paused meanwhile still
+   * counts the pages it finished; an ended one is left as it is. (Prisma's createMany spent about
+   * 150 ms of CPU per 1,000 rows here; this spends about 10.)
    *
-   * A value PostgreSQL refuses fails only its own page: the batch is stored again page by page,
-   * and a page still refused is stored as a failed URL (EXTRACTION_ERROR) without its records.
+   * A value PostgreSQL refuses fails only its own page: the batch is stored again URL by URL, and
+   * a page still refused is stored as a failed URL (EXTRACTION_ERROR) without its records.
+   *
+   * Returns how many outcomes were not written because their URL was no longer this claim's.
    */
-  async saveBatch(
-    runId: string,
-    jobId: string,
-    pages: readonly PageRows[],
-    outcomes: readonly UrlOutcome[],
-  ): Promise<void> {
+  async saveBatch(runId: string, jobId: string, batch: Batch): Promise<number> {
     try {
-      await this.#insertBatch(runId, jobId, pages, outcomes);
+      return await this.#insertBatch(runId, jobId, batch);
     } catch (err) {
       if (!isDataError(err)) throw err;
-      const pageOf = new Map(pages.map((page) => [page.urlIndex, page]));
-      for (const outcome of outcomes) {
-        const page = pageOf.get(outcome.index);
+      let lost = 0;
+      for (const outcome of batch.outcomes) {
+        const one: Batch = {
+          outcomes: [outcome],
+          pages: batch.pages.filter((page) => page.urlIndex === outcome.seq),
+          found: batch.found.filter((url) => url.parentSeq === outcome.seq),
+        };
         try {
-          await this.#insertBatch(runId, jobId, page ? [page] : [], [outcome]);
+          lost += await this.#insertBatch(runId, jobId, one);
         } catch (pageErr) {
           if (!isDataError(pageErr)) throw pageErr;
-          const message = `${page?.url ?? 'a page'}: its records could not be stored: ${(pageErr as Error).message}`;
-          await this.#insertBatch(
-            runId,
-            jobId,
-            [],
-            [{ index: outcome.index, failure: { code: 'EXTRACTION_ERROR', message } }],
-          );
+          const message = `${one.pages[0]?.url ?? 'a page'}: its records could not be stored: ${(pageErr as Error).message}`;
+          const failure = { code: 'EXTRACTION_ERROR', message };
+          lost += await this.#insertBatch(runId, jobId, {
+            outcomes: [{ ...outcome, status: 'failed', records: null, failure }],
+            pages: [],
+            found: [],
+          });
         }
       }
+      return lost;
     }
   }
 
-  async #insertBatch(
-    runId: string,
-    jobId: string,
-    pages: readonly PageRows[],
-    outcomes: readonly UrlOutcome[],
-  ): Promise<void> {
+  async #insertBatch(runId: string, jobId: string, { pages, outcomes, found }: Batch): Promise<number> {
+    if (outcomes.length === 0) return 0;
     const ids: string[] = [];
     const urls: string[] = [];
     const urlIndexes: number[] = [];
     const rowIndexes: number[] = [];
     const data: string[] = [];
-    const scrapedAts: string[] = [];
+    const scrapedAts: (string | null)[] = [];
     for (const page of pages) {
       const time = page.scrapedAt.getTime();
-      // timestamp(3) holds UTC wall time, as Prisma writes it.
-      const scrapedAt = page.scrapedAt.toISOString().replace('Z', '');
+      const scrapedAt = wallTime(page.scrapedAt);
       page.rows.forEach((json, rowIndex) => {
         ids.push(newId('res', time));
         urls.push(page.url);
@@ -165,66 +147,168 @@ export class RunStore {
         scrapedAts.push(scrapedAt);
       });
     }
-    if (ids.length === 0 && outcomes.length === 0) return;
-    let firstFailure: UrlOutcome | undefined;
-    for (const o of outcomes)
-      if (o.failure && (!firstFailure || o.index < firstFailure.index)) firstFailure = o;
+    const client = await this.#db.pool.connect();
     try {
-      await this.#db.pool.query({
-        name: 'runs-save-batch',
-        text: `WITH stored AS (
-                 INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-                 SELECT t.id, $2, $3, t.url, t.url_index, t.row_index, t.data, t.scraped_at
-                 FROM unnest($1::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::timestamp(3)[])
-                   AS t(id, url, url_index, row_index, data, scraped_at)
-                 ON CONFLICT (run_id, url_index, row_index) DO NOTHING)
-               UPDATE runs r SET
-                 (done_urls, successful_urls, failed_urls) = (
-                   SELECT r.done_urls || coalesce(array_agg(o.i), '{}'),
-                          r.successful_urls + count(*) FILTER (WHERE o.ok),
-                          r.failed_urls + count(*) FILTER (WHERE NOT o.ok)
-                   FROM unnest($9::int[], $10::bool[]) AS o(i, ok)
-                   WHERE o.i <> ALL(r.done_urls)),
-                 first_failure = CASE
-                   WHEN $11::jsonb IS NOT NULL AND (r.first_failure IS NULL
-                     OR (r.first_failure->>'index')::int > ($11::jsonb->>'index')::int) THEN $11::jsonb
-                   ELSE r.first_failure END
-               WHERE r.id = $2 AND r.status IN ('running', 'cancelled')`,
-        values: [
-          ids,
-          runId,
-          jobId,
-          urls,
-          urlIndexes,
-          rowIndexes,
-          data,
-          scrapedAts,
-          outcomes.map((o) => o.index),
-          outcomes.map((o) => o.failure === null),
-          firstFailure ? JSON.stringify({ index: firstFailure.index, ...firstFailure.failure }) : null,
-        ],
+      await client.query('BEGIN');
+      const locked = await client.query({
+        name: 'runs-batch-lock',
+        text: `SELECT 1 FROM runs WHERE id = $1 AND status IN ('running', 'cancelled') FOR UPDATE`,
+        values: [runId],
       });
+      const written =
+        locked.rowCount === 0
+          ? 0
+          : await this.#writeBatch(client, runId, jobId, outcomes, found, {
+              ids,
+              urls,
+              urlIndexes,
+              rowIndexes,
+              data,
+              scrapedAts,
+            });
+      await client.query('COMMIT');
+      return outcomes.length - written;
     } catch (err) {
-      // The run was deleted with its job meanwhile: nothing left to keep results for.
-      if ((err as { code?: string }).code === '23503') return;
+      await client.query('ROLLBACK').catch(() => {});
       throw err;
+    } finally {
+      client.release();
     }
   }
 
+  async #writeBatch(
+    client: PoolClient,
+    runId: string,
+    jobId: string,
+    outcomes: readonly UrlOutcome[],
+    found: readonly FoundUrl[],
+    rows: {
+      ids: string[];
+      urls: string[];
+      urlIndexes: number[];
+      rowIndexes: number[];
+      data: string[];
+      scrapedAts: (string | null)[];
+    },
+  ): Promise<number> {
+    const { rows: saved } = await client.query<{ written: number }>({
+      name: 'runs-save-batch',
+      text: `WITH r AS (
+               SELECT r.id, r.status, r.next_seq, ${MAX_PAGES} + ${ACCEPTED_BEYOND_MAX_PAGES} - r.total_urls AS room
+                 FROM runs r WHERE r.id = $1),
+             o AS MATERIALIZED (
+               SELECT * FROM unnest($2::int[], $3::int[], $4::"UrlStatus"[], $5::int[], $6::int[], $7::int[],
+                                    $8::timestamp(3)[], $9::text[], $10::text[])
+                 AS o(seq, claims, status, http_status, records, duration_ms, fetched_at, error_code, error_message)),
+             done AS (
+               UPDATE run_urls u SET status = o.status, http_status = o.http_status, records = o.records,
+                                     duration_ms = o.duration_ms, fetched_at = o.fetched_at,
+                                     error_code = o.error_code, error_message = o.error_message, lease_until = NULL
+                 FROM o
+                WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
+                RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message),
+             stored AS (
+               INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
+               SELECT t.id, $1, $11, t.url, t.url_index, t.row_index, t.data, t.scraped_at
+                 FROM unnest($12::text[], $13::text[], $14::int[], $15::int[], $16::jsonb[], $17::timestamp(3)[])
+                   AS t(id, url, url_index, row_index, data, scraped_at)
+                WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')
+               ON CONFLICT (run_id, url_index, row_index) DO NOTHING),
+             found AS (
+               SELECT f.*, row_number() OVER (ORDER BY f.ord) AS n,
+                      count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.ord) AS nth_page
+                 FROM unnest($18::"UrlKind"[], $19::text[], $20::bytea[], $21::int[], $22::int[])
+                        WITH ORDINALITY AS f(kind, url, url_key, depth, parent_seq, ord)
+                WHERE f.parent_seq IN (SELECT seq FROM done WHERE status = 'success')),
+             accepted AS (
+               INSERT INTO run_urls (run_id, seq, kind, url, url_key, depth, parent_seq)
+               SELECT $1, r.next_seq + found.n - 1, found.kind, found.url, found.url_key, found.depth, found.parent_seq
+                 FROM found, r
+                WHERE r.status = 'running' AND (found.kind <> 'page' OR found.nth_page <= r.room)
+               ON CONFLICT (run_id, url_key) DO NOTHING
+               RETURNING kind),
+             lowest AS (
+               SELECT seq, error_code, error_message FROM done
+                WHERE kind = 'page' AND status = 'failed' ORDER BY seq LIMIT 1)
+           UPDATE runs SET
+             successful_urls = successful_urls + (SELECT count(*) FROM done WHERE kind = 'page' AND status = 'success'),
+             failed_urls = failed_urls + (SELECT count(*) FROM done WHERE kind = 'page' AND status = 'failed'),
+             skipped_urls = skipped_urls + (SELECT count(*) FROM done WHERE kind = 'page' AND status = 'skipped'),
+             -- A page not fetched (robots.txt) gives its place in max_pages back.
+             started_urls = started_urls - (SELECT count(*) FROM done WHERE kind = 'page' AND status = 'skipped'),
+             total_urls = total_urls + (SELECT count(*) FROM accepted WHERE kind = 'page'),
+             next_seq = next_seq + (SELECT count(*) FROM found),
+             attempts = 0,
+             first_failure = CASE
+               WHEN EXISTS (SELECT 1 FROM lowest) AND (first_failure IS NULL
+                 OR (first_failure->>'index')::int > (SELECT seq FROM lowest))
+               THEN (SELECT jsonb_build_object('index', seq, 'code', error_code, 'message', error_message) FROM lowest)
+               ELSE first_failure END
+           WHERE id = $1
+           RETURNING (SELECT count(*) FROM done)::int AS written`,
+      values: [
+        runId,
+        outcomes.map((o) => o.seq),
+        outcomes.map((o) => o.claims),
+        outcomes.map((o) => o.status),
+        outcomes.map((o) => o.httpStatus),
+        outcomes.map((o) => o.records),
+        outcomes.map((o) => o.durationMs),
+        outcomes.map((o) => wallTime(o.fetchedAt)),
+        outcomes.map((o) => o.failure?.code ?? null),
+        outcomes.map((o) => o.failure?.message ?? null),
+        jobId,
+        rows.ids,
+        rows.urls,
+        rows.urlIndexes,
+        rows.rowIndexes,
+        rows.data,
+        rows.scrapedAts,
+        found.map((f) => f.kind),
+        found.map((f) => f.url),
+        found.map((f) => Buffer.from(f.key)),
+        found.map((f) => f.depth),
+        found.map((f) => f.parentSeq),
+      ],
+    });
+    return saved[0]?.written ?? 0;
+  }
+
   /**
-   * Ends a running run and its job in one transaction with the job.completed or job.failed
-   * event, from the counts stored by every batch. A `forced` failure (the run timed out, or could
-   * not go on) is the run's error, and URLs never done count as failed. Returns null if the run is
-   * no longer running (paused or deleted meanwhile).
+   * Ends a running run and its job in one transaction with the job.completed or job.failed event,
+   * from the counts stored by every batch, when its frontier is done: seeded, nothing claimed, and
+   * nothing pending within `max_pages` (pending pages past it end skipped with MAX_PAGES). A
+   * `forced` failure (the run timed out, or could not go on) ends it whatever its frontier holds:
+   * it is the run's error, and the URLs not done fail with it. Returns null if the run is not
+   * done, or no longer running (paused, ended elsewhere, deleted).
    */
   async finish(runId: string, forced: RunFailure | null, now = new Date()): Promise<RunEnding | null> {
     return this.#db.$transaction(async (tx) => {
-      const run = await tx.run.findUnique({ where: { id: runId }, include: { job: true } });
-      if (run?.status !== 'running') return null;
+      const [state] = await tx.$queryRawUnsafe<{ done: boolean }[]>(
+        `SELECT r.seeded AND NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active')
+                AND (r.started_urls >= ${MAX_PAGES}
+                     OR NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'pending')) AS done
+           FROM runs r WHERE r.id = $1 AND r.status = 'running' FOR UPDATE`,
+        runId,
+      );
+      if (!state || (forced === null && !state.done)) return null;
+      const [left] = await tx.$queryRaw<{ pages: bigint }[]>`
+        WITH settled AS (
+          UPDATE run_urls SET status = ${forced ? 'failed' : 'skipped'}::"UrlStatus", lease_until = NULL,
+                              error_code = ${forced?.code ?? 'MAX_PAGES'},
+                              error_message = ${forced?.message ?? 'max_pages was reached before this URL was fetched'}
+           WHERE run_id = ${runId} AND status IN ('pending', 'active')
+          RETURNING kind)
+        SELECT count(*) FILTER (WHERE kind = 'page') AS pages FROM settled`;
+      const settled = Number(left?.pages ?? 0);
+      const run = await tx.run.update({
+        where: { id: runId },
+        data: forced ? { failedUrls: { increment: settled } } : { skippedUrls: { increment: settled } },
+        include: { job: true },
+      });
       const resultsCount = await tx.result.count({ where: { runId } });
       const durationMs = now.getTime() - run.startedAt.getTime();
-      const successfulUrls = run.successfulUrls;
-      const failedUrls = forced === null ? run.failedUrls : run.totalUrls - successfulUrls;
+      const { successfulUrls, failedUrls, skippedUrls } = run;
       const first = toRun(run).firstFailure;
       const failure: RunFailure | null =
         forced !== null
@@ -244,8 +328,6 @@ export class RunStore {
           finishedAt: now,
           durationMs,
           resultsCount,
-          successfulUrls,
-          failedUrls,
           error: error ?? Prisma.DbNull,
         },
       });
@@ -256,7 +338,7 @@ export class RunStore {
         data: { status, resultsCount, updatedAt: now },
       });
       const data = failure
-        ? { job_id: job.id, job_name: job.name, run_id: runId, status, error }
+        ? { job_id: job.id, job_name: job.name, run_id: runId, status, error, skipped_urls: skippedUrls }
         : {
             job_id: job.id,
             job_name: job.name,
@@ -265,6 +347,7 @@ export class RunStore {
             results_count: resultsCount,
             duration_ms: durationMs,
             download_url: `${this.#publicBaseUrl}/jobs/${job.id}/download`,
+            skipped_urls: skippedUrls,
           };
       await tx.event.create({
         data: outboxEvent(
@@ -274,18 +357,8 @@ export class RunStore {
           { jobId: job.id, at: now },
         ),
       });
-      return { status, successfulUrls, failedUrls };
+      return { status, successfulUrls, failedUrls, skippedUrls, durationMs };
     });
-  }
-
-  /** The user of each of these runs (those that still exist). */
-  async ownersOf(runIds: readonly string[]): Promise<Map<string, string>> {
-    if (runIds.length === 0) return new Map();
-    const rows = await this.#db.run.findMany({
-      where: { id: { in: [...runIds] } },
-      select: { id: true, job: { select: { userId: true } } },
-    });
-    return new Map(rows.map((row) => [row.id, row.job.userId]));
   }
 
   /** After a pause cancelled the run: record how many records it kept. */

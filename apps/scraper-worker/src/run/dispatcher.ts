@@ -1,0 +1,287 @@
+import type { ClaimedUrl, Frontier, RunFailure, RunState, RunStore } from '@scrapejobs/domain';
+import type { Logger } from '@scrapejobs/logging';
+import { LEASE_LOST, MAX_HOLD_MS, RunWork, type WorkDeps } from './run-work.ts';
+import type { UrlLeases } from './url-leases.ts';
+
+/** A worker looks at the frontier at least this often (a run start announced over Redis wakes it at once). */
+const POLL_MS = 500;
+/** Failed attempts in a row, for the workers' own reasons, after which a run ends failed. */
+const MAX_ATTEMPTS = 5;
+
+export interface DispatcherOptions {
+  /** SCRAPER_CONCURRENCY: runs this worker works on at once at full pace. */
+  concurrency: number;
+  /** RUN_URL_CONCURRENCY: URLs of one run in flight here at once; places here = both multiplied. */
+  urlConcurrency: number;
+  /** RUN_LOCK_MS: a claimed URL whose lease is not renewed this long is taken over elsewhere. */
+  leaseMs: number;
+  /** RUN_RETRY_DELAY_MS: no worker goes on with a run this long after it failed for a worker's own reason, doubling. */
+  retryDelayMs: number;
+}
+
+/**
+ * A scraper worker's share of the fleet's work: it looks at the frontier (every running run's
+ * URLs, in PostgreSQL), seeds runs that have no URLs yet, claims URLs in batches into its free
+ * places, keeps their leases, and ends the runs whose URLs are all done. Free places go first to
+ * the user holding the fewest here, each user bounded across the fleet by UrlLeases, each job by
+ * its rate limit.
+ */
+export class Dispatcher {
+  readonly #deps: WorkDeps & { leases: UrlLeases };
+  readonly #options: DispatcherOptions;
+  readonly #log: Logger;
+  readonly #slots: number;
+  readonly #works = new Map<string, RunWork>();
+  /** Every URL in flight here, to wait for on close. */
+  readonly #processing = new Set<Promise<void>>();
+  #inFlight = 0;
+  #stopping = false;
+  #wake: (() => void) | null = null;
+  #woken = false;
+  #loop: Promise<void> | null = null;
+
+  constructor(deps: WorkDeps & { leases: UrlLeases }, options: DispatcherOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#log = deps.log;
+    this.#slots = options.concurrency * options.urlConcurrency;
+  }
+
+  get #frontier(): Frontier {
+    return this.#deps.frontier;
+  }
+
+  get #store(): RunStore {
+    return this.#deps.store;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Looks at the frontier now rather than at the next poll (a run started, places freed). */
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /** Stops the work on a run here at once (the API cancelled it). */
+  cancel(runId: string): void {
+    this.#works.get(runId)?.stop('cancel');
+  }
+
+  /** Extends the leases of every URL held here; a URL whose lease was lost stops. */
+  async renew(): Promise<void> {
+    const held = [...this.#works.values()].flatMap((work) => work.held());
+    const lost = await this.#frontier.renew(held, this.#options.leaseMs);
+    for (const { runId, seq } of lost) this.#works.get(runId)?.lose(seq);
+    if (lost.length > 0) this.#log.warn({ urls: lost.length }, LEASE_LOST);
+  }
+
+  /** Claims nothing more, gives the URLs in flight back to the frontier and stores what was done. */
+  async close(): Promise<void> {
+    this.#stopping = true;
+    this.wake();
+    this.#log.info({ urls: this.#inFlight }, 'giving URLs in flight back to the frontier');
+    for (const work of this.#works.values()) work.stop('shutdown');
+    await this.#loop;
+    while (this.#processing.size > 0) await Promise.allSettled([...this.#processing]);
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      this.#woken = false;
+      try {
+        await this.#fill();
+      } catch (err) {
+        this.#log.warn({ err: (err as Error).message }, 'could not look for work');
+      }
+      if (this.#stopping) break;
+      // Woken while it looked: look again at once.
+      if (this.#woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = null;
+    }
+  }
+
+  async #fill(): Promise<void> {
+    const states = await this.#frontier.states();
+    const now = Date.now();
+    const candidates: RunState[] = [];
+    for (const state of states) {
+      if (this.#stopping) return;
+      try {
+        if (await this.#tend(state, now)) candidates.push(state);
+      } catch (err) {
+        this.#log.warn({ run_id: state.runId, err: (err as Error).message }, 'could not look after a run');
+      }
+    }
+    await this.#share(candidates);
+  }
+
+  /** Seeds, times out or ends a run as its state asks; true when it has URLs to claim now. */
+  async #tend(state: RunState, now: number): Promise<boolean> {
+    const here = this.#works.get(state.runId);
+    if (now >= state.startedAt.getTime() + this.#deps.runTimeoutMs) {
+      // A run held here times out by its own timer.
+      if (!here) await this.#end(state.runId, this.#timedOut());
+      return false;
+    }
+    if (!state.seeded) {
+      await this.#frontier.seed(state.runId);
+      return true;
+    }
+    if (!state.claimable && !state.expired) {
+      if (!state.active && !here) await this.#end(state.runId, null);
+      return false;
+    }
+    return !state.notBefore || state.notBefore.getTime() <= now + MAX_HOLD_MS;
+  }
+
+  /** Gives the free places here to the candidate runs, the user holding the fewest first. */
+  async #share(candidates: RunState[]): Promise<void> {
+    const heldBy = new Map<string, number>();
+    for (const work of this.#works.values())
+      heldBy.set(work.userId, (heldBy.get(work.userId) ?? 0) + work.inFlight);
+    const inFlight = (runId: string) => this.#works.get(runId)?.inFlight ?? 0;
+    const rest = [...candidates];
+    while (rest.length > 0 && !this.#stopping && this.#inFlight < this.#slots) {
+      let best = 0;
+      for (let i = 1; i < rest.length; i++) {
+        const a = rest[i]!;
+        const b = rest[best]!;
+        const byUser = (heldBy.get(a.userId) ?? 0) - (heldBy.get(b.userId) ?? 0);
+        if (byUser < 0 || (byUser === 0 && inFlight(a.runId) < inFlight(b.runId))) best = i;
+      }
+      const [state] = rest.splice(best, 1);
+      const claimed = await this.#claim(state!);
+      heldBy.set(state!.userId, (heldBy.get(state!.userId) ?? 0) + claimed);
+    }
+  }
+
+  /** Claims URLs of one run into free places here; returns how many. */
+  async #claim(state: RunState): Promise<number> {
+    let work = this.#works.get(state.runId);
+    if (!work) {
+      const opened = await RunWork.open(this.#deps, state);
+      if (!opened || this.#works.has(state.runId)) return 0;
+      work = opened;
+      this.#works.set(state.runId, work);
+    }
+    if (work.stopped || work.suspect) return 0;
+    // A URL taken over after its worker died is processed alone: if it kills this worker too,
+    // no other URL of the run is blamed with it. The run's other URLs here finish first.
+    const takeOver = state.expired;
+    if (takeOver && work.inFlight > 0) return 0;
+    const wanted = takeOver
+      ? 1
+      : Math.min(
+          this.#slots - this.#inFlight,
+          this.#options.urlConcurrency - work.inFlight,
+          // A slow job claims what it can start soon, not URLs that would wait for their turn.
+          Math.ceil(work.settings.rateLimit / 60) + 1,
+        );
+    if (wanted <= 0) return this.#idle(work);
+    const places = await this.#deps.leases.take(work.userId, wanted);
+    let urls: ClaimedUrl[] = [];
+    try {
+      if (places.length > 0) {
+        if (takeOver) {
+          const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs);
+          urls = url ? [url] : [];
+        } else urls = await this.#frontier.claim(state.runId, places.length, this.#options.leaseMs);
+      }
+    } finally {
+      await this.#deps.leases.give(work.userId, places.slice(urls.length));
+    }
+    if (takeOver && urls.length > 0)
+      this.#log.warn({ run_id: state.runId, url: urls[0]!.url }, 'taking over a URL whose worker stopped');
+    else if (urls.length > 0) this.#log.debug({ run_id: state.runId, urls: urls.length }, 'claimed URLs');
+    urls.forEach((url, i) => {
+      this.#launch(work, url, places[i]!);
+    });
+    if (urls.length === 0) await this.#idle(work);
+    return urls.length;
+  }
+
+  #launch(work: RunWork, url: ClaimedUrl, place: string): void {
+    this.#inFlight++;
+    const done = work.process(url).finally(async () => {
+      this.#inFlight--;
+      await this.#deps.leases.give(work.userId, [place]).catch((err: Error) => {
+        this.#log.warn({ err: err.message }, 'could not give a place back; it expires by itself');
+      });
+      if (work.inFlight === 0) await this.#idle(work);
+      // Claims go in batches: a run with half its URLs here still in flight waits for more to end.
+      const { urlConcurrency } = this.#options;
+      if (
+        !this.#stopping &&
+        (work.inFlight <= urlConcurrency / 2 || this.#slots - this.#inFlight >= urlConcurrency)
+      )
+        this.wake();
+    });
+    this.#processing.add(done);
+    void done.finally(() => this.#processing.delete(done));
+  }
+
+  /** A run with nothing in flight here: its work stores what waits and leaves, ending the run when that was its last URL. */
+  async #idle(work: RunWork): Promise<number> {
+    if (work.inFlight > 0 || this.#works.get(work.runId) !== work) return 0;
+    this.#works.delete(work.runId);
+    const end = work.end;
+    try {
+      await work.flush();
+    } catch (err) {
+      if (end === 'cancel' || end === 'shutdown') {
+        this.#log.warn(
+          { run_id: work.runId, err: (err as Error).message },
+          'could not store the last outcomes',
+        );
+        return 0;
+      }
+      return this.#failedAttempt(work, err);
+    }
+    try {
+      if (end === 'cancel') {
+        await this.#store.settleCancelled(work.runId);
+        this.#deps.observer?.run('cancelled', work.seconds);
+        this.#log.info({ run_id: work.runId }, 'run cancelled');
+      } else if (end === 'timeout') await this.#end(work.runId, this.#timedOut());
+      else if (end === 'halt') await this.#failedAttempt(work, work.haltedBy);
+      else if (end === 'idle') await this.#end(work.runId, null);
+    } catch (err) {
+      this.#log.warn({ run_id: work.runId, err: (err as Error).message }, 'could not settle a run');
+    }
+    return 0;
+  }
+
+  /** A run failed here for the worker's own reason: every worker waits before going on with it; the fifth time it ends. */
+  async #failedAttempt(work: RunWork, err: unknown): Promise<number> {
+    const attempts = await this.#frontier.failedAttempt(work.runId, this.#options.retryDelayMs);
+    this.#log.error(
+      { run_id: work.runId, err: (err as Error)?.message, attempt: attempts },
+      'run attempt failed',
+    );
+    if (attempts !== null && attempts >= MAX_ATTEMPTS)
+      await this.#end(work.runId, RunWork.gaveUp(attempts, err));
+    return 0;
+  }
+
+  /** Ends a run whose URLs are all done (null when they are not, or it ended elsewhere). */
+  async #end(runId: string, forced: RunFailure | null): Promise<void> {
+    const ended = await this.#store.finish(runId, forced);
+    if (!ended) return;
+    this.#log.info({ run_id: runId, ...ended }, 'run finished');
+    this.#deps.observer?.run(ended.status, ended.durationMs / 1000);
+  }
+
+  #timedOut(): RunFailure {
+    return { code: 'TIMEOUT', message: `The run exceeded its time limit of ${this.#deps.runTimeoutMs} ms.` };
+  }
+}

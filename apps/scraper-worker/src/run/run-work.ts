@@ -1,0 +1,500 @@
+import { performance } from 'node:perf_hooks';
+import { type Crawl, FAILURE_CODES } from '@scrapejobs/contracts';
+import {
+  normalizeUrl,
+  originOf,
+  parseRobots,
+  type RobotsRules,
+  robotsAllows,
+  urlKey,
+} from '@scrapejobs/crawl';
+import type {
+  ClaimedUrl,
+  FoundUrl,
+  Frontier,
+  RunFailure,
+  RunSettings,
+  RunState,
+  RunStore,
+  UrlOutcome,
+} from '@scrapejobs/domain';
+import { seedUrls } from '@scrapejobs/domain';
+import type { Logger } from '@scrapejobs/logging';
+import type { PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
+import { FetchError, type FetchedPage } from '../fetch/index.ts';
+import type { JobRateLimiter } from '../rate-limiter.ts';
+import { BatchWriter } from './batch-writer.ts';
+import {
+  fetcherFor,
+  type PageLoader,
+  type PageLoaderDeps,
+  pageLoaderFor,
+  proxyPickerFor,
+} from './page-loader.ts';
+
+/**
+ * A claimed URL whose job's next request start (its rate limit) is further away than this goes
+ * back to the frontier until then, freeing its place in this worker for other runs.
+ */
+export const MAX_HOLD_MS = 1_000;
+/** How long a worker fetching an origin's robots.txt for a run holds it before another may. */
+const ROBOTS_LEASE_MS = 30_000;
+const ROBOTS_POLL_MS = 200;
+/** robots.txt is read up to this size (RFC 9309 asks for at least 500 KiB). */
+const ROBOTS_MAX_BYTES = 512 * 1024;
+/** Sitemap indexes are followed this deep (an index of indexes), no deeper. */
+const MAX_SITEMAP_DEPTH = 2;
+
+/** What a run reports for metrics: each page's outcome, and each run's end. */
+export interface RunObserver {
+  page(outcome: string): void;
+  run(status: 'success' | 'failed' | 'cancelled', seconds: number): void;
+}
+
+export interface WorkDeps extends PageLoaderDeps {
+  store: RunStore;
+  frontier: Frontier;
+  limiter: JobRateLimiter;
+  extractor: PageExtractor;
+  /** RUN_TIMEOUT_MS: a run that takes longer, from its start, fails with TIMEOUT. */
+  runTimeoutMs: number;
+  /** robots.txt groups are chosen by this product token (SCRAPER_USER_AGENT before its `/`). */
+  robotsToken: string;
+  log: Logger;
+  observer?: RunObserver;
+}
+
+/**
+ * Why a run's work here stopped: the API cancelled it, this worker shuts down, the run timed out,
+ * or it failed for the worker's own reasons (storage, Redis, a bug: `halt`).
+ */
+export type StopReason = 'cancel' | 'shutdown' | 'timeout' | 'halt';
+
+/** How a run's work here ended once its URLs in flight are done. */
+export type WorkEnd = 'idle' | StopReason;
+
+/** robots.txt of an origin as a run keeps it: its rules, or unreachable (its URLs are skipped). */
+type StoredRobots = RobotsRules | { unreachable: true };
+const ALLOW_ALL = parseRobots('', '*');
+
+/** The code a URL fails with (docs/api.md §6), or null when the error is not about the URL (storage, a bug). */
+function failureCode(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (FAILURE_CODES as readonly unknown[]).includes(code) ? (code as string) : null;
+}
+
+/** A URL's next request start is too far away: it goes back to the frontier until `at`. */
+class TooFar extends Error {
+  readonly at: number;
+  constructor(at: number) {
+    super('the next request start is too far away');
+    this.at = at;
+  }
+}
+
+/** A URL lost its lease (another worker took it over): its outcome is not this worker's to write. */
+const LOST = 'lost';
+/** Logged whenever a worker finds that URLs it held are no longer its own. */
+export const LEASE_LOST = 'lost the lease of URLs; other workers took them over or the run ended';
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** What one URL gave: its outcome, the page's records, and the URLs it found. */
+interface Processed {
+  outcome: Omit<UrlOutcome, 'seq' | 'claims' | 'durationMs'>;
+  rows?: string[];
+  found?: FoundUrl[];
+}
+
+/**
+ * The URLs of one run that this worker holds: each fetched (or rendered), extracted and stored
+ * in batches with what it found, under the job's rate limit. Any worker may hold URLs of the same
+ * run at the same time; the frontier keeps them apart.
+ */
+export class RunWork {
+  readonly runId: string;
+  readonly jobId: string;
+  readonly userId: string;
+  readonly settings: RunSettings;
+  readonly #deps: WorkDeps;
+  readonly #log: Logger;
+  readonly #startedAt: number;
+  readonly #batch: BatchWriter;
+  readonly #stop = new AbortController();
+  readonly #timeout: AbortSignal;
+  readonly #held = new Map<number, { url: ClaimedUrl; controller: AbortController }>();
+  readonly #robots = new Map<string, Promise<StoredRobots>>();
+  readonly #filter: UrlFilterSpec | null;
+  #loader: Promise<PageLoader> | null = null;
+  /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
+  #fetcher: ReturnType<typeof fetcherFor> | null = null;
+  #haltedBy: unknown = null;
+  /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
+  suspect = false;
+
+  private constructor(deps: WorkDeps, state: RunState, settings: RunSettings) {
+    this.#deps = deps;
+    this.runId = state.runId;
+    this.jobId = state.jobId;
+    this.userId = state.userId;
+    this.settings = settings;
+    this.#startedAt = state.startedAt.getTime();
+    this.#log = deps.log.child({ run_id: state.runId, job_id: state.jobId });
+    this.#batch = new BatchWriter(deps.store, state.runId, state.jobId, (urls) =>
+      this.#log.warn({ urls }, LEASE_LOST),
+    );
+    this.#timeout = AbortSignal.timeout(Math.max(0, this.#startedAt + deps.runTimeoutMs - Date.now()));
+    this.#timeout.addEventListener('abort', () => this.stop('timeout'), { once: true });
+    this.#filter = settings.crawl && filterSpec(settings.source, settings.crawl);
+  }
+
+  /** The run's work here, or null when the run is no longer running. */
+  static async open(deps: WorkDeps, state: RunState): Promise<RunWork | null> {
+    const loaded = await deps.store.load(state.runId);
+    return loaded && new RunWork(deps, state, loaded.settings);
+  }
+
+  get inFlight(): number {
+    return this.#held.size;
+  }
+
+  get stopped(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  /** The URLs held here, in flight or with their outcome not stored yet, for renewing their leases. */
+  held(): { runId: string; seq: number; claims: number }[] {
+    return [...[...this.#held.values()].map(({ url }) => url), ...this.#batch.unstored()].map((url) => ({
+      runId: this.runId,
+      seq: url.seq,
+      claims: url.claims,
+    }));
+  }
+
+  /** Stops every URL of the run in flight here; `reason` says what becomes of them. */
+  stop(reason: StopReason): void {
+    if (!this.stopped) this.#stop.abort(reason);
+  }
+
+  /** A URL whose lease was lost: its work stops, and writes nothing. */
+  lose(seq: number): void {
+    this.#held.get(seq)?.controller.abort(LOST);
+  }
+
+  /** Why the run's work here stopped, once nothing is in flight: after a halt, the error. */
+  get end(): WorkEnd {
+    return this.stopped ? (this.#stop.signal.reason as StopReason) : 'idle';
+  }
+
+  get haltedBy(): unknown {
+    return this.#haltedBy;
+  }
+
+  /** Stores what waits; rejects when storage is unreachable. */
+  flush(): Promise<void> {
+    return this.#batch.flush();
+  }
+
+  /** Processes a claimed URL to its end; never rejects (a failure of the worker's own halts the run here). */
+  async process(url: ClaimedUrl): Promise<void> {
+    const controller = new AbortController();
+    const signal = AbortSignal.any([this.#stop.signal, controller.signal]);
+    this.#held.set(url.seq, { url, controller });
+    if (url.crashes > 0) this.suspect = true;
+    try {
+      await this.#processHeld(url, signal);
+    } catch (err) {
+      this.#halt(err);
+      await this.#release(url, null).catch(() => {});
+    } finally {
+      this.#held.delete(url.seq);
+      if (url.crashes > 0) this.suspect = false;
+    }
+  }
+
+  async #processHeld(url: ClaimedUrl, signal: AbortSignal): Promise<void> {
+    let waited = 0;
+    const started = performance.now();
+    const beforeAttempt = async () => {
+      const before = performance.now();
+      await this.#nextStart(signal);
+      waited += performance.now() - before;
+    };
+    let processed: Processed;
+    try {
+      processed = await this.#processUrl(url, signal, beforeAttempt);
+    } catch (err) {
+      if (err instanceof TooFar) return this.#release(url, new Date(err.at));
+      if (signal.aborted) {
+        const reason = signal.reason as StopReason | typeof LOST;
+        if (reason === 'shutdown' || reason === 'halt') await this.#release(url, null);
+        return;
+      }
+      const code = failureCode(err);
+      if (code === null) throw err;
+      const message = `${url.url}: ${(err as Error).message}`;
+      processed = { outcome: failed(code, message, (err as { status?: number }).status ?? null) };
+      this.#log.info({ url: url.url, code, err: (err as Error).message }, 'url failed');
+    }
+    const { outcome, rows, found } = processed;
+    const durationMs = Math.max(0, Math.round(performance.now() - started - waited));
+    this.#batch.add(
+      { ...outcome, seq: url.seq, claims: url.claims, durationMs },
+      rows && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), rows },
+      found,
+    );
+    if (url.kind === 'page') this.#deps.observer?.page(outcome.failure?.code ?? outcome.status);
+    // Outside the URL's try: a storage error halts the run here instead of failing the URL.
+    if (this.#batch.due) await this.#batch.flush();
+  }
+
+  async #processUrl(
+    url: ClaimedUrl,
+    signal: AbortSignal,
+    beforeAttempt: () => Promise<void>,
+  ): Promise<Processed> {
+    if (url.crashes >= 2) {
+      this.#log.warn({ url: url.url }, 'URL failed: it ended a worker process twice');
+      const message = `${url.url}: processing this URL ended a worker process twice; it is not tried again`;
+      return { outcome: failed('EXTRACTION_ERROR', message, null) };
+    }
+    if (url.kind === 'robots') return this.#readRobots(url, signal);
+    if (url.kind === 'sitemap') return this.#readSitemap(url, signal, beforeAttempt);
+    if (this.settings.crawl?.respect_robots_txt && !(await this.#robotsAllow(url.url, signal))) {
+      const message = `${url.url}: robots.txt of ${originOf(url.url)} does not allow it`;
+      return {
+        outcome: { ...failed('ROBOTS_DISALLOWED', message, null), status: 'skipped', fetchedAt: null },
+      };
+    }
+    const load = await this.#pageLoader();
+    const page = await load(url.url, signal, beforeAttempt);
+    const fetchedAt = new Date();
+    const { crawl } = this.settings;
+    const follow = crawl !== null && url.depth < crawl.max_depth;
+    const { records, links } = await this.#deps.extractor.extract(
+      this.userId,
+      {
+        key: this.runId,
+        queries: this.settings.queries,
+        page: page.content,
+        ...(follow &&
+          this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
+      },
+      signal,
+    );
+    return {
+      outcome: {
+        status: 'success',
+        httpStatus: page.status,
+        records: records.length,
+        fetchedAt,
+        failure: null,
+      },
+      rows: records,
+      found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
+    };
+  }
+
+  /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
+  #pageLoader(): Promise<PageLoader> {
+    if (!this.#loader) {
+      this.#loader = pageLoaderFor(this.#deps, this.#pageSettings());
+      this.#loader.catch(() => {
+        this.#loader = null;
+      });
+    }
+    return this.#loader;
+  }
+
+  /** Waits for the job's next request start, or gives the URL back when it is too far away. */
+  async #nextStart(signal: AbortSignal): Promise<void> {
+    const at = await this.#deps.limiter.acquire(this.jobId, this.settings.rateLimit, signal, MAX_HOLD_MS);
+    if (at !== null) throw new TooFar(at);
+  }
+
+  /** Fetches robots.txt or a sitemap: guarded, with the job's proxies and rate limit. */
+  #fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
+    this.#fetcher ??= fetcherFor(this.#deps, proxyPickerFor(this.#pageSettings(), this.#deps.proxies));
+    return this.#fetcher(url, signal, beforeAttempt);
+  }
+
+  #pageSettings() {
+    return {
+      jobId: this.jobId,
+      renderConfig: this.settings.renderConfig,
+      proxyConfig: this.settings.proxyConfig,
+    };
+  }
+
+  async #robotsAllow(url: string, signal: AbortSignal): Promise<boolean> {
+    const robots = await this.#robotsOf(originOf(url), signal);
+    return !('unreachable' in robots) && robotsAllows(robots, url);
+  }
+
+  /** An origin's robots.txt for this run: read once by one worker of the fleet, shared through the frontier. */
+  #robotsOf(origin: string, signal: AbortSignal): Promise<StoredRobots> {
+    let robots = this.#robots.get(origin);
+    if (!robots) {
+      robots = this.#loadRobots(origin, signal);
+      this.#robots.set(origin, robots);
+      robots.catch(() => this.#robots.delete(origin));
+    }
+    return robots;
+  }
+
+  async #loadRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
+    const { frontier } = this.#deps;
+    for (;;) {
+      const got = await frontier.robots(this.runId, origin, ROBOTS_LEASE_MS);
+      if (typeof got === 'object') return got.rules as StoredRobots;
+      if (got === 'wait') {
+        await sleep(ROBOTS_POLL_MS, signal);
+        continue;
+      }
+      const robots = await this.#fetchRobots(origin, signal);
+      await frontier.saveRobots(this.runId, origin, robots);
+      return robots;
+    }
+  }
+
+  /** RFC 9309 §2.3.1: a 4xx robots.txt allows everything; an unreachable one or a 5xx, nothing. */
+  async #fetchRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
+    // One request per origin and run: it waits for its turn in the rate limit rather than
+    // holding other URLs of the origin back by a lease.
+    const wait = () =>
+      this.#deps.limiter.acquire(this.jobId, this.settings.rateLimit, signal).then(() => undefined);
+    try {
+      const page = await this.#fetch(`${origin}/robots.txt`, signal, wait);
+      return parseRobots(page.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8'), this.#deps.robotsToken);
+    } catch (err) {
+      if (signal.aborted || !(err instanceof FetchError)) throw err;
+      if (err.status !== undefined && err.status >= 400 && err.status < 500) return ALLOW_ALL;
+      this.#log.info(
+        { origin, err: err.message },
+        'robots.txt unreachable: the URLs of its origin are skipped',
+      );
+      return { unreachable: true };
+    }
+  }
+
+  /** A seed origin's robots.txt, for its Sitemap lines (else /sitemap.xml). */
+  async #readRobots(url: ClaimedUrl, signal: AbortSignal): Promise<Processed> {
+    const origin = originOf(url.url);
+    const robots = await this.#robotsOf(origin, signal);
+    const listed = 'unreachable' in robots ? [] : robots.sitemaps;
+    const sitemaps = listed.length > 0 ? listed : [`${origin}/sitemap.xml`];
+    return {
+      outcome: { status: 'success', httpStatus: null, records: null, fetchedAt: new Date(), failure: null },
+      found: sitemaps.flatMap((sitemap) => {
+        const normalised = normalizeUrl(sitemap);
+        return normalised ? [foundUrl('sitemap', normalised, 0, url.seq)] : [];
+      }),
+    };
+  }
+
+  /** A sitemap or sitemap index: its pages join the run at depth 0, filtered like links; its sitemaps are read in turn. */
+  async #readSitemap(
+    url: ClaimedUrl,
+    signal: AbortSignal,
+    beforeAttempt: () => Promise<void>,
+  ): Promise<Processed> {
+    let read: SitemapUrls;
+    let page: FetchedPage;
+    try {
+      page = await this.#fetch(url.url, signal, beforeAttempt);
+      // Sitemaps are read for crawls only: the filter is there.
+      const task = { key: this.runId, body: page.body, filter: this.#filter! };
+      read = await this.#deps.extractor.readSitemap(this.userId, task, signal);
+    } catch (err) {
+      if (!signal.aborted && failureCode(err) !== null)
+        this.#log.info({ url: url.url, err: (err as Error).message }, 'sitemap not read');
+      throw err;
+    }
+    const found =
+      read.kind === 'urlset'
+        ? read.urls.map((link) => foundUrl('page', link, 0, url.seq))
+        : url.depth + 1 < MAX_SITEMAP_DEPTH
+          ? read.urls.map((sitemap) => foundUrl('sitemap', sitemap, url.depth + 1, url.seq))
+          : [];
+    this.#log.info({ url: url.url, urls: found.length }, 'sitemap read');
+    return {
+      outcome: {
+        status: 'success',
+        httpStatus: page.status,
+        records: null,
+        fetchedAt: new Date(),
+        failure: null,
+      },
+      found,
+    };
+  }
+
+  /** Gives a URL back to the frontier, unprocessed. */
+  async #release(url: ClaimedUrl, notBefore: Date | null): Promise<void> {
+    const lost = await this.#deps.frontier.release(this.runId, [url], notBefore);
+    if (lost > 0) this.#log.warn({ urls: lost }, LEASE_LOST);
+  }
+
+  #halt(err: unknown): void {
+    if (this.stopped && this.end !== 'halt') return;
+    if (!this.#haltedBy) {
+      this.#haltedBy = err;
+      this.#log.error(
+        { err: (err as Error).message },
+        'run stopped here: the worker could not go on with it',
+      );
+    }
+    this.stop('halt');
+  }
+
+  /** How long the run has been going, for its duration metric. */
+  get seconds(): number {
+    return (Date.now() - this.#startedAt) / 1000;
+  }
+
+  /** The failure a run ends with after the worker's own errors: the fifth ends it. */
+  static gaveUp(attempts: number, err: unknown): RunFailure {
+    return {
+      code: 'EXTRACTION_ERROR',
+      message: `The run could not go on after ${attempts} attempts: ${(err as Error)?.message ?? err}`,
+    };
+  }
+}
+
+const failed = (code: string, message: string, httpStatus: number | null): Processed['outcome'] => ({
+  status: 'failed',
+  httpStatus,
+  records: null,
+  fetchedAt: new Date(),
+  failure: { code, message },
+});
+
+const foundUrl = (kind: FoundUrl['kind'], url: string, depth: number, parentSeq: number): FoundUrl => ({
+  kind,
+  url,
+  key: urlKey(kind, url),
+  depth,
+  parentSeq,
+});
+
+/** A crawl's filter: same origin as one of its seeds, include and exclude. */
+function filterSpec(source: string, crawl: Crawl): UrlFilterSpec {
+  return {
+    seedOrigins: [...new Set(seedUrls(source).map(originOf))],
+    sameOrigin: crawl.same_origin,
+    include: crawl.include,
+    exclude: crawl.exclude,
+  };
+}

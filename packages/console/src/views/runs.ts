@@ -1,0 +1,76 @@
+import { type RunUrlView, URL_STATUSES, type UrlStatusName } from '@scrapejobs/contracts';
+import type { Job, Page, Run } from '@scrapejobs/domain';
+import { badge, duration, when } from './format.ts';
+import { html, type SafeHtml } from './html.ts';
+import { type PageContext, page } from './layout.ts';
+
+const dash = html`<span class="muted">—</span>`;
+const orDash = (v: number | null) => (v === null ? dash : v);
+
+function urlRow(u: RunUrlView): SafeHtml {
+  return html`<tr>
+<td data-label="URL"><span class="mono wrap">${u.url}</span>${u.parent_url ? html`<div class="muted small wrap">found on <span class="mono">${u.parent_url}</span></div>` : ''}</td>
+<td data-label="Status">${badge(u.status)}</td>
+<td data-label="Depth" class="num">${u.depth}</td>
+<td data-label="HTTP" class="num">${orDash(u.http_status)}</td>
+<td data-label="Records" class="num">${orDash(u.records)}</td>
+<td data-label="Duration">${u.duration_ms === null ? dash : duration(u.duration_ms)}</td>
+<td data-label="Fetched">${when(u.fetched_at)}</td>
+<td data-label="Error" class="wrap">${u.error ? html`<span><code>${u.error.code}</code> ${u.error.message}</span>` : dash}</td>
+</tr>`;
+}
+
+/** A run of a job and one page of its URLs (docs/api.md §12), filterable by status. */
+export function runPage(
+  ctx: PageContext,
+  job: Job,
+  run: Run,
+  urls: Page<RunUrlView> & { status: UrlStatusName | undefined },
+): SafeHtml {
+  const base = `/console/jobs/${job.id}/runs/${run.id}`;
+  const query = (params: Record<string, string | undefined>) => {
+    const entries = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined);
+    return entries.length ? `?${new URLSearchParams(entries).toString()}` : '';
+  };
+  const filterLink = (s: UrlStatusName | undefined) =>
+    html`<li><a href="${base}${query({ status: s })}"${urls.status === s ? html` aria-current="true"` : ''} class="stat${s ? ` stat-${s}` : ''}"><span class="stat-label">${s ?? 'all'}</span></a></li>`;
+  const { error } = run;
+  return page(
+    ctx,
+    'jobs',
+    `Run of ${job.name}`,
+    html`<p class="crumbs"><a href="/console/jobs">Jobs</a> / <a href="/console/jobs/${job.id}">${job.name}</a> /</p>
+<div class="title-row"><h1>Run <span class="mono">${run.id}</span></h1>${badge(run.status)}</div>
+<div class="actions"><a class="btn btn-plain" href="${base}${query({ status: urls.status })}">Refresh</a></div>
+<dl class="facts">
+  <div><dt>Trigger</dt><dd>${run.trigger}</dd></div>
+  <div><dt>Started</dt><dd>${when(run.startedAt)}</dd></div>
+  <div><dt>Finished</dt><dd>${when(run.finishedAt)}</dd></div>
+  <div><dt>Duration</dt><dd>${duration(run.durationMs)}</dd></div>
+  <div><dt>Records</dt><dd>${run.resultsCount}</dd></div>
+  <div><dt>URLs ok</dt><dd>${run.successfulUrls}</dd></div>
+  <div><dt>URLs failed</dt><dd>${run.failedUrls}</dd></div>
+  <div><dt>URLs skipped</dt><dd>${run.skippedUrls}</dd></div>
+</dl>
+${error && html`<div class="flash flash-error"><p><code>${error.code}</code> ${error.message}</p></div>`}
+
+<section aria-labelledby="urls-title" class="panel">
+<h2 id="urls-title">URLs</h2>
+<nav aria-label="Filter URLs by status"><ul class="stats">
+${filterLink(undefined)}
+${URL_STATUSES.map((s) => filterLink(s))}
+</ul></nav>
+${
+  urls.items.length === 0
+    ? html`<p class="empty">${urls.status ? `No ${urls.status} URLs.` : 'The run has no URLs yet.'}</p>`
+    : html`<table class="cards urls">
+<caption class="visually-hidden">URLs of the run${urls.status ? `, ${urls.status}` : ''}, in the order accepted</caption>
+<thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col" class="num">Depth</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Records</th><th scope="col">Duration</th><th scope="col">Fetched</th><th scope="col">Error</th></tr></thead>
+<tbody>${urls.items.map(urlRow)}</tbody>
+</table>`
+}
+${urls.nextCursor && html`<p><a href="${base}${query({ status: urls.status, cursor: urls.nextCursor })}">Next URLs →</a></p>`}
+</section>`,
+    '/console/jobs',
+  );
+}

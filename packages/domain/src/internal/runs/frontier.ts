@@ -1,0 +1,325 @@
+import { normalizeUrl, originOf, urlKey } from '@scrapejobs/crawl';
+import type { Database } from '@scrapejobs/db';
+import { expandGlob } from '@scrapejobs/extraction';
+import type { PoolClient } from 'pg';
+import { settingsOf } from './settings.ts';
+
+/** The glob limit of docs/api.md §3.4: a run's expanded source. */
+const MAX_SOURCE_URLS = 1000;
+
+/** Now in UTC wall time, as Prisma writes `timestamp(3)` columns. */
+export const NOW = `(now() AT TIME ZONE 'UTC')`;
+/** A time for a `timestamp(3)` column, which holds UTC wall time as Prisma writes it. */
+export const wallTime = (d: Date | null) => d?.toISOString().replace('Z', '') ?? null;
+/** A `timestamp(3)` column (UTC wall time) as epoch milliseconds, whatever the process's time zone. */
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+const ms = (param: string) => `make_interval(secs => ${param}::double precision / 1000)`;
+/** A crawl's `max_pages`; a run without a crawl fetches its whole expanded source. */
+export const MAX_PAGES = `coalesce((r.settings->'crawl'->>'max_pages')::int, 2147483647)`;
+
+/** A run's seeds: its expanded source, normalised, each once, in order. */
+export function seedUrls(source: string): string[] {
+  const expanded = expandGlob(source, MAX_SOURCE_URLS);
+  const urls = (expanded.ok ? expanded.urls : [source]).map((raw) => normalizeUrl(raw) ?? raw);
+  return [...new Set(urls)];
+}
+
+export type UrlKindName = 'page' | 'robots' | 'sitemap';
+
+/** A URL of a run claimed by a worker; `claims` fences every later write of its outcome. */
+export interface ClaimedUrl {
+  seq: number;
+  kind: UrlKindName;
+  url: string;
+  depth: number;
+  claims: number;
+  /** How often a worker that held it died; a URL taken over after a death is processed alone. */
+  crashes: number;
+}
+
+/** A running run as the workers see it when they look for work. */
+export interface RunState {
+  runId: string;
+  jobId: string;
+  userId: string;
+  seeded: boolean;
+  startedAt: Date;
+  /** Pending URLs within the run's `max_pages`. */
+  claimable: boolean;
+  /** A claimed URL whose worker stopped renewing its lease. */
+  expired: boolean;
+  /** Claimed URLs, expired ones included. */
+  active: boolean;
+  /** No worker claims before this: a backoff after a failed attempt, or the job's next request start. */
+  notBefore: Date | null;
+}
+
+interface StateRow {
+  id: string;
+  job_id: string;
+  user_id: string;
+  seeded: boolean;
+  started_at: number;
+  claimable: boolean;
+  expired: boolean;
+  active: boolean;
+  not_before: number | null;
+}
+
+interface ClaimRow {
+  seq: number;
+  kind: UrlKindName;
+  url: string;
+  depth: number;
+  claims: number;
+  crashes: number;
+}
+
+const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes';
+
+/**
+ * The frontier of every run (docs/api.md §11): its URLs in PostgreSQL, each accepted once, which
+ * any worker of the fleet claims in batches under a lease it renews while it works. A URL whose
+ * lease ran out (its worker died or was held up) is taken over; the `claims` count of the row
+ * fences every write of a holder that lost it, so a page is stored once whoever fetched it.
+ */
+export class Frontier {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /**
+   * The running runs, with what a worker could do for each: seed it, claim its URLs, take over an
+   * expired one, or end it.
+   */
+  async states(): Promise<RunState[]> {
+    const { rows } = await this.#db.pool.query<StateRow>({
+      name: 'frontier-states',
+      text: `SELECT r.id, r.job_id, j.user_id, r.seeded, ${epochMs('r.started_at')} AS started_at,
+                    r.started_urls < ${MAX_PAGES} AND EXISTS (
+                      SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'pending') AS claimable,
+                    EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
+                              AND u.lease_until < ${NOW}) AS expired,
+                    EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active') AS active,
+                    ${epochMs('greatest(r.retry_at, r.next_claim_at)')} AS not_before
+               FROM runs r JOIN jobs j ON j.id = r.job_id
+              WHERE r.status = 'running'
+              ORDER BY r.started_at
+              LIMIT 1000`,
+    });
+    return rows.map((row) => ({
+      runId: row.id,
+      jobId: row.job_id,
+      userId: row.user_id,
+      seeded: row.seeded,
+      startedAt: new Date(row.started_at),
+      claimable: row.claimable,
+      expired: row.expired,
+      active: row.active,
+      notBefore: row.not_before === null ? null : new Date(row.not_before),
+    }));
+  }
+
+  /**
+   * Accepts a running run's expanded source (and, for a crawl reading sitemaps, the robots.txt of
+   * each seed origin, for its Sitemap lines) into its frontier, once: a URL that normalises like
+   * an earlier one is the same URL.
+   */
+  async seed(runId: string): Promise<void> {
+    await this.#db.$transaction(async (tx) => {
+      const run = await tx.$queryRaw<{ seeded: boolean; settings: unknown; job_id: string }[]>`
+        SELECT seeded, settings, job_id FROM runs WHERE id = ${runId} AND status = 'running' FOR UPDATE`;
+      if (!run[0] || run[0].seeded) return;
+      const job = await tx.job.findUniqueOrThrow({ where: { id: run[0].job_id } });
+      const settings = settingsOf(run[0].settings, job);
+      const urls = seedUrls(settings.source);
+      const rows: { kind: UrlKindName; url: string }[] = urls.map((url) => ({ kind: 'page', url }));
+      if (settings.crawl?.sitemap)
+        for (const origin of new Set(urls.map(originOf)))
+          rows.push({ kind: 'robots', url: `${origin}/robots.txt` });
+      await tx.$executeRaw`
+        INSERT INTO run_urls (run_id, seq, kind, url, url_key)
+        SELECT ${runId}, t.seq - 1, t.kind, t.url, t.url_key
+          FROM unnest(${rows.map((r) => r.kind)}::"UrlKind"[], ${rows.map((r) => r.url)}::text[],
+                      ${rows.map((r) => urlKey(r.kind, r.url))}::bytea[])
+               WITH ORDINALITY AS t(kind, url, url_key, seq)`;
+      await tx.run.update({
+        where: { id: runId },
+        data: { seeded: true, totalUrls: urls.length, nextSeq: rows.length },
+      });
+    });
+  }
+
+  /**
+   * Claims up to `count` pending URLs of a running run, in the order accepted, for `leaseMs`;
+   * pages only within the run's `max_pages`. One statement, with the run's row locked, so that
+   * workers claiming at once never exceed `max_pages` together.
+   */
+  async claim(runId: string, count: number, leaseMs: number): Promise<ClaimedUrl[]> {
+    return this.#locked(runId, [], async (client) => {
+      const { rows } = await client.query<ClaimRow>({
+        name: 'frontier-claim',
+        text: `WITH r AS (
+                 SELECT r.id, greatest(${MAX_PAGES} - r.started_urls, 0) AS room
+                   FROM runs r WHERE r.id = $1 AND r.status = 'running' AND r.seeded),
+               -- Materialised, and the update joins on the primary key: with stale statistics the
+               -- planner otherwise walks every pending row once per row to claim.
+               next AS MATERIALIZED (
+                 SELECT u.seq, u.kind, count(*) FILTER (WHERE u.kind = 'page') OVER (ORDER BY u.seq) AS nth
+                   FROM run_urls u WHERE u.run_id = $1 AND u.status = 'pending' ORDER BY u.seq LIMIT $2),
+               claimed AS (
+                 UPDATE run_urls u SET status = 'active', claims = u.claims + 1, lease_until = ${NOW} + ${ms('$3')}
+                   FROM next, r
+                  WHERE (u.run_id, u.seq) = ($1, next.seq) AND (next.kind <> 'page' OR next.nth <= r.room)
+                  RETURNING ${RETURNING_CLAIMED}),
+               counted AS (
+                 UPDATE runs SET started_urls = started_urls + (SELECT count(*) FROM claimed WHERE kind = 'page')
+                  WHERE id = (SELECT id FROM r))
+             SELECT * FROM claimed ORDER BY seq`,
+        values: [runId, count, leaseMs],
+      });
+      return rows;
+    });
+  }
+
+  /** Takes over the first URL of a running run whose lease ran out: its worker died or was held up. */
+  async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
+    return this.#locked<ClaimedUrl | null>(runId, null, async (client) => {
+      const { rows } = await client.query<ClaimRow>({
+        name: 'frontier-take-over',
+        text: `WITH lost AS MATERIALIZED (
+                 SELECT u.seq FROM run_urls u
+                  WHERE u.run_id = $1 AND u.status = 'active' AND u.lease_until < ${NOW}
+                  ORDER BY u.seq LIMIT 1)
+             UPDATE run_urls u SET claims = u.claims + 1, crashes = u.crashes + 1,
+                                   lease_until = ${NOW} + ${ms('$2')}
+               FROM lost WHERE u.run_id = $1 AND u.seq = lost.seq AND u.status = 'active'
+             RETURNING ${RETURNING_CLAIMED}`,
+        values: [runId, leaseMs],
+      });
+      return rows[0] ?? null;
+    });
+  }
+
+  /**
+   * Runs `work` in a transaction holding the row of a running run: workers claiming URLs of one
+   * run take turns, so that together they never claim a URL twice nor pass `max_pages`.
+   */
+  async #locked<T>(runId: string, none: T, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await client.query({
+        name: 'frontier-lock-run',
+        text: `SELECT 1 FROM runs WHERE id = $1 AND status = 'running' FOR UPDATE`,
+        values: [runId],
+      });
+      const result = locked.rowCount === 0 ? none : await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Extends the leases of URLs still held; returns those that were lost (taken over or ended meanwhile). */
+  async renew(
+    held: readonly { runId: string; seq: number; claims: number }[],
+    leaseMs: number,
+  ): Promise<{ runId: string; seq: number }[]> {
+    if (held.length === 0) return [];
+    const { rows } = await this.#db.pool.query<{ run_id: string; seq: number }>({
+      name: 'frontier-renew',
+      text: `UPDATE run_urls u SET lease_until = ${NOW} + ${ms('$4')}
+               FROM unnest($1::text[], $2::int[], $3::int[]) AS h(run_id, seq, claims)
+              WHERE u.run_id = h.run_id AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
+              RETURNING u.run_id, u.seq`,
+      values: [held.map((h) => h.runId), held.map((h) => h.seq), held.map((h) => h.claims), leaseMs],
+    });
+    const renewed = new Set(rows.map((row) => `${row.run_id} ${row.seq}`));
+    return held.filter((h) => !renewed.has(`${h.runId} ${h.seq}`));
+  }
+
+  /**
+   * Gives claimed URLs back to the frontier unprocessed (this worker stops, or the job's next
+   * request start is too far away), with the pages' share of `max_pages`; no worker claims the
+   * run's URLs before `notBefore` when given. Returns how many were no longer this claim's.
+   */
+  async release(
+    runId: string,
+    urls: readonly { seq: number; claims: number }[],
+    notBefore: Date | null = null,
+  ): Promise<number> {
+    const { rows } = await this.#db.pool.query<{ released: number }>({
+      name: 'frontier-release',
+      text: `WITH back AS (
+               UPDATE run_urls u SET status = 'pending', lease_until = NULL
+                 FROM unnest($2::int[], $3::int[]) AS h(seq, claims)
+                WHERE u.run_id = $1 AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
+                RETURNING u.kind)
+           UPDATE runs SET started_urls = started_urls - (SELECT count(*) FROM back WHERE kind = 'page'),
+                           next_claim_at = coalesce($4::timestamp(3), next_claim_at)
+            WHERE id = $1
+            RETURNING (SELECT count(*) FROM back)::int AS released`,
+      values: [runId, urls.map((u) => u.seq), urls.map((u) => u.claims), wallTime(notBefore)],
+    });
+    return urls.length - (rows[0]?.released ?? 0);
+  }
+
+  /**
+   * Counts a failed attempt at a run for the workers' own reasons (storage, Redis, a bug): no
+   * worker claims its URLs for `retryDelayMs`, doubling with each attempt in a row. Returns the
+   * attempts so far, or null when another worker already counted this failure (the run is in
+   * its backoff) or the run is no longer running.
+   */
+  async failedAttempt(runId: string, retryDelayMs: number): Promise<number | null> {
+    const { rows } = await this.#db.pool.query<{ attempts: number }>({
+      name: 'frontier-failed-attempt',
+      text: `UPDATE runs SET attempts = attempts + 1,
+                             retry_at = ${NOW} + ${ms('$2')} * power(2, least(attempts, 16))
+              WHERE id = $1 AND status = 'running' AND (retry_at IS NULL OR retry_at <= ${NOW})
+              RETURNING attempts`,
+      values: [runId, retryDelayMs],
+    });
+    return rows[0]?.attempts ?? null;
+  }
+
+  /**
+   * The robots.txt rules of an origin for a run, read once per run by whichever worker needs them
+   * first: `fetch` when this caller must fetch them (and then `saveRobots`), `wait` while another
+   * worker does, else the rules saved.
+   */
+  async robots(
+    runId: string,
+    origin: string,
+    leaseMs: number,
+  ): Promise<'fetch' | 'wait' | { rules: unknown }> {
+    const { rows } = await this.#db.pool.query<{ rules: unknown; mine: boolean }>({
+      name: 'frontier-robots',
+      text: `WITH mine AS (
+               INSERT INTO run_robots AS b (run_id, origin, lease_until) VALUES ($1, $2, ${NOW} + ${ms('$3')})
+               ON CONFLICT (run_id, origin) DO UPDATE SET lease_until = excluded.lease_until
+                WHERE b.rules IS NULL AND b.lease_until < ${NOW}
+               RETURNING 1)
+           SELECT (SELECT rules FROM run_robots WHERE run_id = $1 AND origin = $2) AS rules,
+                  EXISTS (SELECT 1 FROM mine) AS mine`,
+      values: [runId, origin, leaseMs],
+    });
+    const row = rows[0]!;
+    if (row.mine) return 'fetch';
+    return row.rules === null ? 'wait' : { rules: row.rules };
+  }
+
+  async saveRobots(runId: string, origin: string, rules: unknown): Promise<void> {
+    await this.#db.pool.query({
+      name: 'frontier-save-robots',
+      text: 'UPDATE run_robots SET rules = $3, lease_until = NULL WHERE run_id = $1 AND origin = $2',
+      values: [runId, origin, JSON.stringify(rules)],
+    });
+  }
+}

@@ -1,0 +1,55 @@
+import {
+  type Crawl,
+  crawlSchema,
+  type ProxyConfig,
+  proxyConfigSchema,
+  type Query,
+  querySchema,
+  type RenderConfig,
+  renderConfigSchema,
+} from '@scrapejobs/contracts';
+import type { JobModel } from '@scrapejobs/db';
+import { z } from 'zod';
+
+/** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
+export interface RunSettings {
+  source: string;
+  queries: Query[];
+  rateLimit: number;
+  renderConfig: RenderConfig | null;
+  proxyConfig: ProxyConfig | null;
+  crawl: Crawl | null;
+}
+
+const settingsSchema = z
+  .object({
+    source: z.string(),
+    queries: z.array(querySchema),
+    rate_limit: z.number(),
+    render_config: renderConfigSchema.nullable(),
+    proxy_config: proxyConfigSchema.nullable(),
+    crawl: crawlSchema.nullable().default(null),
+  })
+  .transform(
+    (s): RunSettings => ({
+      source: s.source,
+      queries: s.queries,
+      rateLimit: s.rate_limit,
+      renderConfig: s.render_config,
+      proxyConfig: s.proxy_config,
+      crawl: s.crawl,
+    }),
+  );
+
+/** A run's settings (its `settings` column); a run started before they were kept takes its job's as they are now. */
+export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
+  settingsSchema.parse(
+    settings ?? {
+      source: job.source,
+      queries: job.queries,
+      rate_limit: job.rateLimit,
+      render_config: job.renderConfig,
+      proxy_config: job.proxyConfig,
+      crawl: job.crawl,
+    },
+  );
