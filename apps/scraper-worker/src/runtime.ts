@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
-import { Frontier, RunStore } from '@scrapejobs/domain';
+import { Frontier, RunAnalysis, RunStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
@@ -10,8 +10,12 @@ import { PageExtractor } from './extract/extractor.ts';
 import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
+import { Analyst } from './run/analyst.ts';
 import { Dispatcher } from './run/dispatcher.ts';
 import { UrlLeases } from './run/url-leases.ts';
+
+/** How often a worker looks for ended runs to analyse (changes and health, docs/api.md §13). */
+const ANALYSIS_POLL_MS = 1_000;
 
 /**
  * A scraper worker process, every part built once: start takes URLs from the frontier; stop
@@ -71,6 +75,8 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     },
   );
 
+  const analyst = new Analyst(new RunAnalysis(db, config.PUBLIC_BASE_URL), log);
+
   const timers: (() => void)[] = [];
   const every = (ms: number, task: () => Promise<unknown>, failure: string) =>
     timers.push(repeat(ms, task, (err) => log.warn({ err: err.message }, failure)));
@@ -94,6 +100,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
         'could not renew URL leases',
       );
       every(leases.renewEveryMs, () => leases.renew(), 'could not renew places');
+      every(ANALYSIS_POLL_MS, () => analyst.work(), 'could not look for runs to analyse');
       ops = await startOpsServer({
         port: config.METRICS_PORT,
         registry,
@@ -109,7 +116,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
 
     async stop() {
       for (const stopTimer of timers) stopTimer();
-      await dispatcher.close();
+      await Promise.all([dispatcher.close(), analyst.stop()]);
       ops?.close();
       await Promise.allSettled([renderer?.then((r) => r.close()), extractor.close(), db.$disconnect()]);
       connections.disconnectAll();

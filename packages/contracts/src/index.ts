@@ -1,3 +1,22 @@
+export type {
+  ChangeSummary,
+  ChangeTracking,
+  ChangeTypeName,
+  ChangeView,
+  RunHealth,
+} from './changes.ts';
+export {
+  CHANGE_TYPES,
+  changeListSchema,
+  changeSchema,
+  changeTrackingSchema,
+  HEALTH_CODES,
+  healthSchema,
+  listChangesQuerySchema,
+  MAX_KEY_NAMES,
+  runChangesSchema,
+  unknownKeyNames,
+} from './changes.ts';
 export type { ErrorBody, ErrorStatus } from './errors.ts';
 export { ERROR_CODES, errorBodySchema } from './errors.ts';
 export { formatPath, issuesToDetails } from './issues.ts';

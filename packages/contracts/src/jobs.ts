@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { changeTrackingSchema, healthSchema, runChangesSchema } from './changes.ts';
 
 export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
 export const QUERY_TYPES = ['xpath', 'css', 'regex'] as const;
@@ -108,6 +109,7 @@ const jobFields = {
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
+  change_tracking: changeTrackingSchema.nullable(),
 };
 
 /** POST /jobs body (docs/api.md §3.1). */
@@ -118,6 +120,7 @@ export const createJobSchema = z.strictObject({
   render_config: jobFields.render_config.default(null),
   proxy_config: jobFields.proxy_config.default(null),
   crawl: jobFields.crawl.default(null),
+  change_tracking: jobFields.change_tracking.default(null),
 });
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
@@ -190,6 +193,7 @@ export const jobDetailSchema = jobListItemSchema.extend({
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
+  change_tracking: changeTrackingSchema.nullable(),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
 });
@@ -220,6 +224,9 @@ export const runSchema = z.object({
   error: z
     .object({ code: z.string(), message: z.string(), failed_urls: z.int(), successful_urls: z.int() })
     .nullable(),
+  base_run_id: z.string().nullable().describe('the run this one was compared with (change tracking)'),
+  changes: runChangesSchema.nullable().describe('null without change tracking, or until compared'),
+  health: healthSchema.nullable().describe('extraction health of an ended run; null until checked'),
 });
 
 export const runListSchema = z.object({

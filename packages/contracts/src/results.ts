@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { changesParamSchema } from './changes.ts';
 
 export const DOWNLOAD_FORMATS = ['json', 'csv', 'xlsx', 'sql'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
@@ -17,6 +18,7 @@ export const listResultsQuerySchema = z.strictObject({
 export const downloadQuerySchema = z.strictObject({
   format: z.enum(DOWNLOAD_FORMATS).default('json'),
   run_id: runId.optional(),
+  changes: changesParamSchema.optional(),
 });
 
 export const resultSchema = z.object({

@@ -1,7 +1,15 @@
 import { z } from 'zod';
+import { healthSchema } from './changes.ts';
 
 /** Event kinds a webhook can subscribe to (docs/api.md §6). */
-export const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'job.started', 'job.paused'] as const;
+export const WEBHOOK_EVENTS = [
+  'job.completed',
+  'job.failed',
+  'job.started',
+  'job.paused',
+  'job.changed',
+  'job.degraded',
+] as const;
 /** Sent by POST /webhooks/{id}/test to that endpoint alone; not subscribable. */
 export const TEST_EVENT = 'webhook.test';
 /**
@@ -146,6 +154,22 @@ const eventDataSchemas = {
     trigger: z.enum(['manual', 'schedule']),
   }),
   'job.paused': z.object({ job_id: z.string(), job_name: z.string(), status: z.literal('paused') }),
+  'job.changed': z.object({
+    job_id: z.string(),
+    job_name: z.string(),
+    run_id: z.string(),
+    base_run_id: z.string().nullable(),
+    added: z.int(),
+    removed: z.int(),
+    changed: z.int(),
+    changes_url: z.string(),
+  }),
+  'job.degraded': z.object({
+    job_id: z.string(),
+    job_name: z.string(),
+    run_id: z.string(),
+    reasons: healthSchema.shape.reasons,
+  }),
   [TEST_EVENT]: z.object({ webhook_id: z.string(), message: z.string() }),
 } as const;
 

@@ -48,6 +48,8 @@ export {
   ResultsService,
   type StoredResult,
 } from './internal/results/service.ts';
+export { type Analysis, type ChangeCounts, RunAnalysis } from './internal/runs/analysis.ts';
+export type { RunChangesQuery } from './internal/runs/changes.ts';
 export {
   type ClaimedUrl,
   Frontier,

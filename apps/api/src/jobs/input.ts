@@ -5,6 +5,7 @@ import {
   issuesToDetails,
   QUERY_TYPES,
   type UpdateJobInput,
+  unknownKeyNames,
   updateJobSchema,
 } from '@scrapejobs/contracts';
 import { validationError } from '@scrapejobs/domain';
@@ -100,6 +101,17 @@ async function semanticDetails(
     });
   }
   toCompile.push(...crawlChecks(raw.crawl, details));
+  // A key names the job's queries: checked here when the body has both (an update that changes
+  // only one is checked against the stored job by the service).
+  const tracking = raw.change_tracking;
+  if (isObject(tracking) && Array.isArray(tracking.key) && Array.isArray(queries))
+    Object.assign(
+      details,
+      unknownKeyNames(
+        tracking.key,
+        queries.flatMap((q) => (isObject(q) && typeof q.name === 'string' ? [q.name] : [])),
+      ),
+    );
   // One request, one compile budget: the crawl's link queries share it with the record queries.
   const results = await rules.compiler.compileAll(owner, toCompile);
   results.forEach((result, i) => {

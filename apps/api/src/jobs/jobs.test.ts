@@ -68,6 +68,7 @@ describe('POST /jobs', () => {
       render_config: { enabled: true, wait_strategy: 'load', wait_timeout_ms: 30000 },
       proxy_config: null,
       crawl: null,
+      change_tracking: null,
       mode: 'test',
     });
   });
@@ -564,6 +565,9 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
           failed_urls: 0,
           skipped_urls: 0,
           error: null,
+          base_run_id: null,
+          changes: null,
+          health: null,
         },
       ],
     });

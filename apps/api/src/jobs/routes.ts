@@ -1,7 +1,9 @@
 import {
+  changeListSchema,
   createJobSchema,
   jobDetailSchema,
   jobListSchema,
+  listChangesQuerySchema,
   listJobsQuerySchema,
   listRunsQuerySchema,
   listRunUrlsQuerySchema,
@@ -174,6 +176,34 @@ export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
             job_id: params.id,
             run_id: params.run_id,
             urls: page.items,
+            count: page.items.length,
+            next_cursor: page.nextCursor,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/runs/{run_id}/changes',
+      tag,
+      scope: 'jobs:read',
+      summary:
+        'List what changed in a run against its base run (change tracking): added, changed, then removed items',
+      query: listChangesQuerySchema,
+      responses: {
+        200: { description: 'A page of changes, with the counts.', schema: changeListSchema },
+        404: { description: 'The job does not track changes, or the run has not been compared (yet).' },
+      },
+      handler: async ({ principal, params, query }) => {
+        const { run, page } = await jobs.listRunChanges(principal, params.id!, params.run_id!, query);
+        return {
+          status: 200,
+          body: {
+            job_id: params.id,
+            run_id: run.id,
+            base_run_id: run.baseRunId,
+            summary: run.changes,
+            changes: page.items,
             count: page.items.length,
             next_cursor: page.nextCursor,
           },

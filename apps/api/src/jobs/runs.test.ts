@@ -97,6 +97,9 @@ describe('GET /jobs/{id}/runs/{run_id}', () => {
       failed_urls: 2,
       skipped_urls: 4,
       error: null,
+      base_run_id: null,
+      changes: null,
+      health: null,
     });
     expect((await alice.get(`/jobs/${jobId}/runs`)).body.runs).toEqual([res.body]);
   });

@@ -207,7 +207,7 @@ describe('GET /jobs/{id}/download', () => {
     const res = await f.alice.get('/openapi.json');
     const op = res.body.paths['/jobs/{id}/download'].get;
     expect(op['x-scope']).toBe('jobs:read');
-    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(['id', 'format', 'run_id']);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(['id', 'format', 'run_id', 'changes']);
     expect(res.body.paths['/jobs/{id}/results'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
       'id',
       'run_id',

@@ -46,13 +46,16 @@ export function resultRoutes(results: ResultsService): RouteDef[] {
             'The file, as an attachment: `application/json` (an array of flat objects), `text/csv` ' +
             '(RFC 4180 with a header row), `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` ' +
             '(one sheet `results`) or `application/sql` (CREATE TABLE and INSERT statements). Columns: ' +
-            '`url`, `scraped_at`, then the query names in the order of the job.',
+            "`url`, `scraped_at`, then the query names in the order of the job. With `changes=`, the run's " +
+            'changes of those kinds against its base run, with a first column `change` (404 when the job ' +
+            'does not track changes or the run has not been compared).',
         },
       },
       handler: async ({ principal, params, query }) => {
         const file = await results.download(principal, params.id!, {
           format: query.format,
           runId: query.run_id,
+          changes: query.changes,
         });
         return {
           status: 200,

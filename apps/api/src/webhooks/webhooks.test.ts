@@ -106,12 +106,12 @@ describe('POST /webhooks', () => {
     [
       'an unknown event',
       valid({ events: ['job.deleted'] }),
-      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused' },
+      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded' },
     ],
     [
       'the test event',
       valid({ events: ['webhook.test'] }),
-      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused' },
+      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded' },
     ],
     [
       'a repeated event',
@@ -119,9 +119,19 @@ describe('POST /webhooks', () => {
       { events: 'values must be unique' },
     ],
     [
-      'five events',
-      valid({ events: ['job.failed', 'job.completed', 'job.started', 'job.paused', 'job.failed'] }),
-      { events: 'must have at most 4 items' },
+      'seven events',
+      valid({
+        events: [
+          'job.failed',
+          'job.completed',
+          'job.started',
+          'job.paused',
+          'job.changed',
+          'job.degraded',
+          'job.failed',
+        ],
+      }),
+      { events: 'must have at most 6 items' },
     ],
     ['a missing secret', { url: PUBLIC_URL, events: ['job.failed'] }, { secret: 'is required' }],
     [

@@ -1,13 +1,18 @@
 import {
+  type ChangeTracking,
   type Crawl,
+  changeTrackingSchema,
   crawlSchema,
+  healthSchema,
   type ProxyConfig,
   proxyConfigSchema,
   type Query,
   querySchema,
   type RenderConfig,
+  type RunHealth,
   type RunView,
   renderConfigSchema,
+  runChangesSchema,
   runSchema,
   type Scheduling,
   schedulingSchema,
@@ -22,17 +27,24 @@ export interface RunFailure {
 }
 
 /** A job with its JSON columns in the API's own types. */
-export type Job = Omit<JobModel, 'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl'> & {
+export type Job = Omit<
+  JobModel,
+  'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl' | 'changeTracking'
+> & {
   queries: Query[];
   scheduling: Scheduling | null;
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
   crawl: Crawl | null;
+  changeTracking: ChangeTracking | null;
 };
 
 /** A run with its JSON columns in the API's own types. */
-export type Run = Omit<RunModel, 'error' | 'firstFailure'> & {
+export type Run = Omit<RunModel, 'error' | 'firstFailure' | 'changes' | 'health'> & {
   error: RunView['error'];
+  /** Counts against the base run, with duplicate keys. */
+  changes: (RunView['changes'] & { duplicate_keys: number }) | null;
+  health: RunHealth | null;
   /** The failed URL with the lowest index so far. */
   firstFailure: (RunFailure & { index: number }) | null;
 };
@@ -43,11 +55,14 @@ const jobColumns = z.object({
   renderConfig: renderConfigSchema.nullable(),
   proxyConfig: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
+  changeTracking: changeTrackingSchema.nullable(),
 });
 
 const runColumns = z.object({
   error: runSchema.shape.error,
   firstFailure: z.object({ index: z.int(), code: z.string(), message: z.string() }).nullable(),
+  changes: runChangesSchema.extend({ duplicate_keys: z.int() }).nullable(),
+  health: healthSchema.nullable(),
 });
 
 /** A job row as the domain uses it: its JSON columns parsed once, where it is read. */

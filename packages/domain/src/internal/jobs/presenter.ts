@@ -26,6 +26,7 @@ export function toDetail(job: Job): JobDetail {
     render_config: job.renderConfig,
     proxy_config: job.proxyConfig,
     crawl: job.crawl,
+    change_tracking: job.changeTracking,
     last_run_id: job.lastRunId,
     mode: job.mode,
   };
@@ -44,5 +45,13 @@ export function toRunView(run: Run): RunView {
     failed_urls: run.failedUrls,
     skipped_urls: run.skippedUrls,
     error: run.error,
+    base_run_id: run.baseRunId,
+    changes: run.changes && {
+      added: run.changes.added,
+      removed: run.changes.removed,
+      changed: run.changes.changed,
+      unchanged: run.changes.unchanged,
+    },
+    health: run.health,
   };
 }

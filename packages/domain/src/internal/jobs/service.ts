@@ -1,17 +1,22 @@
 import {
+  type ChangeTracking,
+  type ChangeView,
   type CreateJobInput,
   type JobListItem,
   type JobStatusName,
+  type Query,
   type RunUrlView,
   schedulingSchema,
   type UpdateJobInput,
+  unknownKeyNames,
 } from '@scrapejobs/contracts';
 import { type Database, isId, newId, Prisma, type RunTrigger, transaction } from '@scrapejobs/db';
-import { AppError, conflict, notFound } from '../errors.ts';
+import { AppError, conflict, notFound, validationError } from '../errors.ts';
 import { type Job, type Run, toJob, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
+import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
 import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
 import { nextRunAt } from './cron.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -114,6 +119,7 @@ export class JobsService {
       renderConfig: input.render_config,
       proxyConfig: input.proxy_config,
       crawl: input.crawl,
+      changeTracking: input.change_tracking,
       status: 'scheduled',
       createdAt: now,
       updatedAt: now,
@@ -125,9 +131,10 @@ export class JobsService {
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
-                               render_config, proxy_config, crawl, status, created_at, updated_at, next_run_at)
+                               render_config, proxy_config, crawl, change_tracking, status, created_at,
+                               updated_at, next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
-                     'scheduled', $11, $11, $12)`,
+                     $14::jsonb, 'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -142,8 +149,11 @@ export class JobsService {
         now.toISOString(),
         job.nextRunAt?.toISOString() ?? null,
         jsonText(input.crawl),
+        jsonText(input.change_tracking),
       ],
     };
+    const unknown = keyIssues(input.change_tracking, input.queries);
+    if (unknown) throw unknown;
     const scheduling = input.scheduling;
     if (!scheduling) await this.#db.pool.query(insert);
     else
@@ -166,6 +176,12 @@ export class JobsService {
       if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
       if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
+      if (input.change_tracking !== undefined) data.changeTracking = jsonOrNull(input.change_tracking);
+      const unknown = keyIssues(
+        input.change_tracking === undefined ? current.changeTracking : input.change_tracking,
+        input.queries ?? current.queries,
+      );
+      if (unknown) throw unknown;
       if (input.scheduling !== undefined) {
         // A new schedule takes effect at once (docs/api.md §3.6); a paused job stays disarmed.
         const scheduling = input.scheduling;
@@ -369,6 +385,24 @@ export class JobsService {
     return readRunUrls(this.#db, runId, query);
   }
 
+  /**
+   * One page of what changed in a run against its base run (docs/api.md §13), with the run; 404
+   * when the job does not track changes or the run has not been compared.
+   */
+  async listRunChanges(
+    owner: Owner,
+    jobId: string,
+    runId: string,
+    query: RunChangesQuery,
+  ): Promise<{ run: Run; page: Page<ChangeView> }> {
+    const job = await this.get(owner, jobId);
+    const run = await this.getRun(owner, jobId, runId);
+    if (!job.changeTracking) throw notFound('Change tracking of this job');
+    if (!run.changes) throw notFound('Comparison of this run');
+    const names = job.queries.map((q) => q.name);
+    return { run, page: await readRunChanges(this.#db, runId, query, names, job.changeTracking.key) };
+  }
+
   async listRuns(
     owner: Owner,
     id: string,
@@ -392,4 +426,16 @@ export class JobsService {
     if (rows.length === 0) throw notFound('Job');
     return this.get(owner, id, tx);
   }
+}
+
+/** The 400 for a change-tracking key naming neither `url` nor one of `queries` (docs/api.md §13), else null. */
+function keyIssues(tracking: ChangeTracking | null, queries: readonly Query[]): AppError | null {
+  if (!tracking) return null;
+  const details = unknownKeyNames(
+    tracking.key,
+    queries.map((q) => q.name),
+  );
+  return Object.keys(details).length > 0
+    ? validationError(details, 'The job configuration is invalid.')
+    : null;
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { DownloadFormat } from '@scrapejobs/contracts';
+import type { ChangeTypeName, DownloadFormat } from '@scrapejobs/contracts';
 import { type Database, isId, Prisma, type RunModel } from '@scrapejobs/db';
 import { AppError, notFound, validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
@@ -156,32 +156,36 @@ export class ResultsService {
   async download(
     owner: Owner,
     jobId: string,
-    opts: { format: DownloadFormat; runId?: string | undefined },
+    opts: { format: DownloadFormat; runId?: string | undefined; changes?: ChangeTypeName[] | undefined },
   ): Promise<Download> {
     const job = await this.#job(owner, jobId);
     const run = await this.#pickRun(job.id, opts.runId);
     const format = DOWNLOADS[opts.format];
-    const source = run ? await this.#openCursor(run.id, job.queryNames) : arraySource([]);
-    return {
-      filename: `${job.id}-${run?.id ?? 'none'}.${format.ext}`,
-      contentType: format.contentType,
-      body: format.stream(job.queryNames, source),
-    };
+    const filename = `${job.id}-${run?.id ?? 'none'}.${format.ext}`;
+    const { contentType } = format;
+    if (opts.changes) {
+      // Only the items of these kinds, with a first column `change` (docs/api.md §13).
+      if (!job.tracked) throw notFound('Change tracking of this job');
+      if (run && run.changes === null) throw notFound('Comparison of this run');
+      const source = run
+        ? await this.#openCursor(changeRows(job.queryNames), [run.id, opts.changes])
+        : arraySource([]);
+      return { filename, contentType, body: format.stream(job.queryNames, source, ['change']) };
+    }
+    const source = run ? await this.#openCursor(resultRows(job.queryNames), [run.id]) : arraySource([]);
+    return { filename, contentType, body: format.stream(job.queryNames, source) };
   }
 
-  /** A cursor over the run's records as download rows, counted against `maxDownloads`. */
-  async #openCursor(runId: string, queryNames: readonly string[]): Promise<RowSource> {
+  /** A cursor over download rows, counted against `maxDownloads`. */
+  async #openCursor(
+    { sql, names }: { sql: string; names: readonly string[] },
+    values: unknown[],
+  ): Promise<RowSource> {
     if (this.#downloads >= this.#maxDownloads)
       throw new AppError(503, 'Too many downloads are in progress; try again shortly.');
     this.#downloads++;
     try {
-      const fields = queryNames.map((_, i) => `, data->>$${i + 2}::text`).join('');
-      const cursor = await openRowCursor(
-        this.#db.pool,
-        `SELECT url, to_char(scraped_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')${fields}
-         FROM results WHERE run_id = $1 ORDER BY seq`,
-        [runId, ...queryNames],
-      );
+      const cursor = await openRowCursor(this.#db.pool, sql, [...values, ...names]);
       let closed = false;
       return {
         next: (max) => cursor.next(max),
@@ -197,16 +201,16 @@ export class ResultsService {
     }
   }
 
-  async #job(owner: Owner, id: string): Promise<{ id: string; queryNames: string[] }> {
+  async #job(owner: Owner, id: string): Promise<{ id: string; queryNames: string[]; tracked: boolean }> {
     const job = isId('job', id)
       ? await this.#db.job.findFirst({
           where: { id, userId: owner.userId, mode: owner.mode },
-          select: { id: true, queries: true },
+          select: { id: true, queries: true, changeTracking: true },
         })
       : null;
     if (!job) throw notFound('Job');
     const queries = (job.queries ?? []) as { name: string }[];
-    return { id: job.id, queryNames: queries.map((q) => q.name) };
+    return { id: job.id, queryNames: queries.map((q) => q.name), tracked: job.changeTracking !== null };
   }
 
   /** The run asked for (404 unless it is a run of this job), else the latest run that has ended. */
@@ -229,4 +233,25 @@ export class ResultsService {
       ? this.#db.run.findFirst({ where: { id: runId, jobId } })
       : Promise.resolve(null);
   }
+}
+
+const SCRAPED_AT = `to_char(scraped_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A run's records as download rows: url, scraped_at, then each query's value ($2… the names). */
+function resultRows(names: readonly string[]): { sql: string; names: readonly string[] } {
+  const fields = names.map((_, i) => `, data->>$${i + 2}::text`).join('');
+  return { sql: `SELECT url, ${SCRAPED_AT}${fields} FROM results WHERE run_id = $1 ORDER BY seq`, names };
+}
+
+/**
+ * A run's changes of the kinds in $2 as download rows: the change, then the record as in
+ * `resultRows` (a removed item's values are the base run's).
+ */
+function changeRows(names: readonly string[]): { sql: string; names: readonly string[] } {
+  const fields = names.map((_, i) => `, coalesce(data, previous)->>$${i + 3}::text`).join('');
+  return {
+    sql: `SELECT type::text, coalesce(data, previous)->>'url', ${SCRAPED_AT}${fields}
+            FROM run_changes WHERE run_id = $1 AND type::text = ANY($2::text[]) ORDER BY seq`,
+    names,
+  };
 }

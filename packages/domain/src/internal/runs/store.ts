@@ -329,6 +329,7 @@ export class RunStore {
           durationMs,
           resultsCount,
           error: error ?? Prisma.DbNull,
+          analysisDue: true,
         },
       });
       if (updated.count === 0) return null;

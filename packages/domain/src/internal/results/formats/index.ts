@@ -10,8 +10,8 @@ import { sheetEncoder, xlsxStream } from './xlsx.ts';
 export interface DownloadFormatSpec {
   ext: string;
   contentType: string;
-  /** The file, encoded as the records come from `source`. */
-  stream(queryNames: readonly string[], source: RowSource): Readable;
+  /** The file, encoded as the records come from `source`; `leading` columns come before `url`. */
+  stream(queryNames: readonly string[], source: RowSource, leading?: readonly string[]): Readable;
 }
 
 /** The file formats of GET /jobs/{id}/download (docs/api.md §5). */
@@ -19,21 +19,24 @@ export const DOWNLOADS: Record<DownloadFormat, DownloadFormatSpec> = {
   json: {
     ext: 'json',
     contentType: 'application/json',
-    stream: (names, source) => encodeStream(source, jsonEncoder(columnNames(names))),
+    stream: (names, source, leading) =>
+      encodeStream(source, jsonEncoder(columnNames(names, undefined, leading))),
   },
   csv: {
     ext: 'csv',
     contentType: 'text/csv; charset=utf-8',
-    stream: (names, source) => encodeStream(source, csvEncoder(columnNames(names))),
+    stream: (names, source, leading) =>
+      encodeStream(source, csvEncoder(columnNames(names, undefined, leading))),
   },
   xlsx: {
     ext: 'xlsx',
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    stream: (names, source) => xlsxStream(encodeStream(source, sheetEncoder(columnNames(names)))),
+    stream: (names, source, leading) =>
+      xlsxStream(encodeStream(source, sheetEncoder(columnNames(names, undefined, leading)))),
   },
   sql: {
     ext: 'sql',
     contentType: 'application/sql',
-    stream: (names, source) => encodeStream(source, sqlEncoder(names)),
+    stream: (names, source, leading) => encodeStream(source, sqlEncoder(names, leading)),
   },
 };

@@ -22,8 +22,8 @@ export const sqlLiteral = (value: string | null) =>
  * EXISTS` (text columns) and one INSERT per record. Column names are made distinct the way both
  * databases compare them (SQLite ignores case; PostgreSQL keeps the first 63 bytes).
  */
-export function sqlEncoder(queryNames: readonly string[]): Encoder {
-  const columns = columnNames(queryNames, (n) => n.toLowerCase().slice(0, 63)).map(sqlIdentifier);
+export function sqlEncoder(queryNames: readonly string[], leading: readonly string[] = []): Encoder {
+  const columns = columnNames(queryNames, (n) => n.toLowerCase().slice(0, 63), leading).map(sqlIdentifier);
   const table = sqlIdentifier(SQL_TABLE);
   const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (`;
   return {
