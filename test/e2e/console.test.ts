@@ -480,7 +480,7 @@ describe('account console in Chromium', () => {
     await nav('Webhooks').click();
     await expect(page.locator('tbody tr').count()).resolves.toBe(2);
     await expect(text(page.getByRole('row', { name: new RegExp(flaky.url) }))).resolves.toMatch(
-      /job\.completed\s+job\.failed\s+job\.paused\s+active/,
+      /job\.completed\s+job\.failed\s+job\.paused\s+job\.changed\s+job\.degraded\s+active/,
     );
     await shoot(page, 'webhooks');
     await page

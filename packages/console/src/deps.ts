@@ -19,6 +19,7 @@ export interface ConsoleServices {
     | 'resume'
     | 'listRuns'
     | 'listRunUrls'
+    | 'listRunChanges'
   >;
   accounts: Pick<Accounts, 'authenticate' | 'current'>;
   results: Pick<ResultsService, 'list' | 'download'>;

@@ -26,6 +26,7 @@ describe('job form', () => {
       scheduling: { minutes: [0, 30], days: [1, 'x'], timezone: 'Europe/Paris' },
       render_config: null,
       crawl: null,
+      change_tracking: null,
     });
     expect(rows.queries).toEqual([1, 2]);
   });
@@ -40,7 +41,7 @@ describe('job form', () => {
     expect(
       formErrors(
         { 'queries[0].query': 'invalid css', name: 'required', queries: 'too few' },
-        { queries: [2], follow: [], include: [], exclude: [] },
+        { queries: [2], follow: [], include: [], exclude: [], key: [] },
       ),
     ).toEqual({
       'query row 3: query': 'invalid css',
@@ -80,7 +81,7 @@ describe('job form', () => {
       include: ['/products/', '(bad'],
       exclude: [],
     });
-    expect(rows).toEqual({ queries: [], follow: [1, 2], include: [1, 3], exclude: [] });
+    expect(rows).toEqual({ queries: [], follow: [1, 2], include: [1, 3], exclude: [], key: [] });
   });
 
   it('sends crawl null when unticked, and leaves empty limits to their defaults', () => {
@@ -102,7 +103,7 @@ describe('job form', () => {
           'crawl.exclude[0]': 'must have at least 1 character',
           'crawl.max_pages': 'must be an integer',
         },
-        { queries: [], follow: [0, 2], include: [1, 3], exclude: [4] },
+        { queries: [], follow: [0, 2], include: [1, 3], exclude: [4], key: [] },
       ),
     ).toEqual({
       'link row 3: query': 'invalid xpath: …',
@@ -110,5 +111,29 @@ describe('job form', () => {
       'exclude line 5': 'must have at least 1 character',
       'crawl.max_pages': 'must be an integer',
     });
+  });
+
+  it('builds change_tracking from the key names, leaving out empty ones and keeping their places', () => {
+    const v = emptyJobForm();
+    v.tracking = { enabled: true, key: ' url, ,title ,' };
+    const { body, rows } = toCreateBody(v);
+    expect(body.change_tracking).toEqual({ key: ['url', 'title'] });
+    expect(rows.key).toEqual([0, 2]);
+  });
+
+  it('sends an empty key for the whole record, and change_tracking null when unticked', () => {
+    const v = emptyJobForm();
+    expect(toCreateBody(v).body.change_tracking).toBeNull();
+    v.tracking = { enabled: true, key: '' };
+    expect(toCreateBody(v).body.change_tracking).toEqual({ key: [] });
+  });
+
+  it('names the place of a change-tracking key error in the comma list', () => {
+    expect(
+      formErrors(
+        { 'change_tracking.key[1]': '"price" is neither url nor a query name of the job' },
+        { queries: [], follow: [], include: [], exclude: [], key: [0, 2] },
+      ),
+    ).toEqual({ 'key name 3': '"price" is neither url nor a query name of the job' });
   });
 });

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { field } from '../http/kit.ts';
+import type { TrackingFormValues } from '../views/changes.ts';
 import { type CrawlFormValues, FOLLOW_ROWS } from '../views/crawl.ts';
 import { emptyJobForm, type JobFormValues } from '../views/jobs.ts';
 
@@ -25,6 +26,10 @@ export function readJobForm(req: Request): JobFormValues {
     timezone: field(req, 'timezone').trim(),
     render: field(req, 'render') === '1',
     crawl: readCrawlForm(req),
+    tracking: {
+      enabled: field(req, 'change_tracking') === '1',
+      key: field(req, 'change_tracking_key').trim(),
+    },
   };
 }
 
@@ -65,6 +70,8 @@ export interface FormPlaces {
   follow: number[];
   include: number[];
   exclude: number[];
+  /** The place of each change-tracking key name in the comma list. */
+  key: number[];
 }
 
 /** The non-empty lines of a textarea, trimmed, and the line number each came from. */
@@ -96,13 +103,24 @@ function toCrawl(c: CrawlFormValues, places: FormPlaces): Record<string, unknown
   };
 }
 
+function toTracking(t: TrackingFormValues, places: FormPlaces): Record<string, unknown> | null {
+  if (!t.enabled) return null;
+  const key = t.key.split(',').flatMap((name, i) => {
+    const trimmed = name.trim();
+    if (!trimmed) return [];
+    places.key.push(i);
+    return [trimmed];
+  });
+  return { key };
+}
+
 /**
  * The POST /jobs body the form stands for, and where each query, link query and pattern in it
  * came from (empty rows and lines are left out), so errors at `queries[i]` or
  * `crawl.include[i]` can name the row or line the person sees.
  */
 export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>; rows: FormPlaces } {
-  const rows: FormPlaces = { queries: [], follow: [], include: [], exclude: [] };
+  const rows: FormPlaces = { queries: [], follow: [], include: [], exclude: [], key: [] };
   const queries = v.queries.flatMap((q, i) => {
     if (!q.name && !q.query) return [];
     rows.queries.push(i);
@@ -124,6 +142,7 @@ export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>;
       scheduling: v.schedule ? scheduling : null,
       render_config: v.render ? { enabled: true } : null,
       crawl: toCrawl(v.crawl, rows),
+      change_tracking: toTracking(v.tracking, rows),
     },
     rows,
   };
@@ -135,11 +154,13 @@ const PLACES = [
   [/^crawl\.follow\[(\d+)\]\.?(.*)$/, 'follow', 'link row'],
   [/^crawl\.include\[(\d+)\]()$/, 'include', 'include line'],
   [/^crawl\.exclude\[(\d+)\]()$/, 'exclude', 'exclude line'],
+  [/^change_tracking\.key\[(\d+)\]()$/, 'key', 'key name'],
 ] as const;
 
 /**
  * Error paths of the API renamed for the form: `queries[1].query` becomes `query row 3: query`,
- * `crawl.follow[0].query` `link row 1: query`, `crawl.include[0]` `include line 2`.
+ * `crawl.follow[0].query` `link row 1: query`, `crawl.include[0]` `include line 2`,
+ * `change_tracking.key[1]` `key name 3`.
  */
 export function formErrors(details: Record<string, string>, rows: FormPlaces): Record<string, string> {
   const out: Record<string, string> = {};

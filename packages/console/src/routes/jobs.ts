@@ -1,9 +1,11 @@
 import { pipeline } from 'node:stream/promises';
-import { DOWNLOAD_FORMATS, type DownloadFormat, URL_STATUSES } from '@scrapejobs/contracts';
+import { CHANGE_TYPES, DOWNLOAD_FORMATS, type DownloadFormat, URL_STATUSES } from '@scrapejobs/contracts';
+import type { Run } from '@scrapejobs/domain';
 import type { Router } from 'express';
-import type { ConsoleDeps } from '../deps.ts';
+import type { ConsoleDeps, Owner } from '../deps.ts';
 import { attempt, type Kit } from '../http/kit.ts';
 import { errorPage } from '../views/errors.ts';
+import { HISTORY_RUNS } from '../views/health.ts';
 import { emptyJobForm, jobDetailPage, jobFormPage, jobsListPage, STATUSES } from '../views/jobs.ts';
 import { runPage } from '../views/runs.ts';
 import { formErrors, readJobForm, toCreateBody, withExtraRow } from './job-form.ts';
@@ -12,6 +14,10 @@ const PAGE_SIZE = 50;
 const PREVIEW_ROWS = 10;
 const RUNS_SHOWN = 10;
 const URLS_SHOWN = 100;
+const CHANGES_SHOWN = 50;
+// Runs read per page, and pages at most, looking for the health chart's ended runs.
+const HISTORY_PAGE = 50;
+const HISTORY_PAGES = 4;
 
 const ACTIONS = {
   run: { done: 'Run started.' },
@@ -47,46 +53,80 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     if (req.body.add_row !== undefined)
       return kit.send(res, 200, jobFormPage(await kit.page(req), withExtraRow(values), {}));
     const { body, rows } = toCreateBody(values);
-    const parsed = await attempt(async () => deps.parseJob(body, kit.owner(req).userId), [400]);
-    if (!parsed.ok)
+    // The service checks what needs the whole job too (change-tracking key names): a 400 as well.
+    const created = await attempt(async () => {
+      const input = await deps.parseJob(body, kit.owner(req).userId);
+      return jobs.create(kit.owner(req), input);
+    }, [400]);
+    if (!created.ok)
       return kit.send(
         res,
         400,
-        jobFormPage(await kit.page(req), values, formErrors(parsed.failure.details, rows)),
+        jobFormPage(await kit.page(req), values, formErrors(created.failure.details, rows)),
       );
-    const job = await jobs.create(kit.owner(req), parsed.value);
-    await kit.redirect(req, res, `/console/jobs/${job.id}`, {
+    await kit.redirect(req, res, `/console/jobs/${created.value.id}`, {
       kind: 'ok',
-      text: `Job “${job.name}” created.`,
+      text: `Job “${created.value.name}” created.`,
     });
   });
+
+  /** The job's latest runs (newest first) and its last ended ones (oldest first), for the health chart. */
+  async function runHistory(owner: Owner, id: string): Promise<{ latest: Run[]; ended: Run[] }> {
+    let latest: Run[] = [];
+    const ended: Run[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < HISTORY_PAGES; i++) {
+      const page = await jobs.listRuns(owner, id, { limit: HISTORY_PAGE, cursor });
+      if (i === 0) latest = page.items.slice(0, RUNS_SHOWN);
+      ended.push(...page.items.filter((r) => r.status === 'success' || r.status === 'failed'));
+      if (ended.length >= HISTORY_RUNS || !page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    return { latest, ended: ended.slice(0, HISTORY_RUNS).reverse() };
+  }
 
   router.get('/jobs/:id', async (req, res) => {
     const owner = kit.owner(req);
     const id = String(req.params.id);
     const job = await jobs.get(owner, id);
     const [runs, preview] = await Promise.all([
-      jobs.listRuns(owner, id, { limit: RUNS_SHOWN }),
+      runHistory(owner, id),
       results.list(owner, id, { limit: PREVIEW_ROWS }),
     ]);
     const previewRun =
-      runs.items.find((r) => r.id === preview.runId) ??
+      runs.latest.find((r) => r.id === preview.runId) ??
       (preview.runId ? await jobs.getRun(owner, id, preview.runId) : undefined);
-    kit.send(res, 200, jobDetailPage(await kit.page(req), job, runs.items, preview, previewRun));
+    kit.send(res, 200, jobDetailPage(await kit.page(req), job, runs, preview, previewRun));
   });
 
   router.get('/jobs/:id/runs/:runId', async (req, res) => {
     const owner = kit.owner(req);
     const id = String(req.params.id);
     const runId = String(req.params.runId);
-    const status = URL_STATUSES.find((s) => s === req.query.status);
-    const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+    const text = (name: string) => (typeof req.query[name] === 'string' ? req.query[name] : undefined);
+    const state = {
+      status: URL_STATUSES.find((s) => s === req.query.status),
+      cursor: text('cursor'),
+      change: CHANGE_TYPES.find((t) => t === req.query.change),
+      change_cursor: text('change_cursor'),
+    };
     const [job, run, urls] = await Promise.all([
       jobs.get(owner, id),
       jobs.getRun(owner, id, runId),
-      jobs.listRunUrls(owner, id, runId, { status, limit: URLS_SHOWN, cursor }),
+      jobs.listRunUrls(owner, id, runId, { status: state.status, limit: URLS_SHOWN, cursor: state.cursor }),
     ]);
-    kit.send(res, 200, runPage(await kit.page(req), job, run, { ...urls, status }));
+    // Without tracking, or before the run is compared, the page says so instead of a table.
+    const changes =
+      job.changeTracking && run.changes
+        ? (
+            await jobs.listRunChanges(owner, id, runId, {
+              type: state.change,
+              limit: CHANGES_SHOWN,
+              cursor: state.change_cursor,
+            })
+          ).page
+        : null;
+    kit.send(res, 200, runPage(await kit.page(req), job, run, urls, changes, state));
   });
 
   for (const action of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {

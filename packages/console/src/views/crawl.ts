@@ -1,4 +1,5 @@
 import type { Crawl } from '@scrapejobs/contracts';
+import { errorId, fieldError } from './fields.ts';
 import { plural } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 
@@ -29,19 +30,6 @@ export const emptyCrawlForm = (): CrawlFormValues => ({
   include: '',
   exclude: '',
 });
-
-const errorId = (key: string) => `err-${key.replace(/\W/g, '-')}`;
-
-/** The errors of `keys` (form error names, see job-form.ts) as one message under a field. */
-function fieldError(errors: Record<string, string>, id: string, match: (key: string) => boolean) {
-  const found = Object.entries(errors).filter(([k]) => match(k));
-  if (found.length === 0) return { aria: '', text: '' };
-  const text = found.map(([k, m]) => (found.length > 1 || /line \d/.test(k) ? `${k}: ${m}` : m)).join('; ');
-  return {
-    aria: html` aria-invalid="true" aria-describedby="${id}"`,
-    text: html`<p class="error" id="${id}">${text}</p>`,
-  };
-}
 
 /** The crawl fieldset of the job form, with the API's errors at each field. */
 export function crawlFieldset(v: CrawlFormValues, errors: Record<string, string>): SafeHtml {

@@ -1,8 +1,10 @@
 import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contracts';
 import type { Job, Run } from '@scrapejobs/domain';
 import type { StoredResult } from '../deps.ts';
+import { emptyTrackingForm, type TrackingFormValues, trackingFieldset, trackingSettings } from './changes.ts';
 import { type CrawlFormValues, crawlFieldset, crawlSettings, emptyCrawlForm } from './crawl.ts';
 import { badge, duration, plural, when } from './format.ts';
+import { healthHistory } from './health.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, type PageContext, page, postButton } from './layout.ts';
 
@@ -73,7 +75,7 @@ interface Preview {
 export function jobDetailPage(
   ctx: PageContext,
   job: Job,
-  runs: Run[],
+  runs: { latest: Run[]; ended: Run[] },
   preview: Preview,
   previewRun: Run | undefined,
 ): SafeHtml {
@@ -132,6 +134,7 @@ ${actions}
   <dt>Rendering</dt><dd>${render?.enabled ? `headless browser, wait for ${render.wait_strategy ?? 'load'}` : 'off (plain HTTP)'}</dd>
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
   ${crawlSettings(job.crawl)}
+  ${trackingSettings(job.changeTracking)}
 </dl>
 <table class="cards">
 <caption>Queries</caption>
@@ -168,19 +171,21 @@ ${
 ${downloads}
 </section>
 
+${healthHistory(job.id, runs.ended)}
+
 <section aria-labelledby="runs-title" class="panel">
 <h2 id="runs-title">Runs</h2>
 ${
-  runs.length === 0
+  runs.latest.length === 0
     ? html`<p class="empty">The job has not run yet.</p>`
     : html`<table class="cards">
 <caption class="visually-hidden">Runs, newest first</caption>
 <thead><tr><th scope="col">Started</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Duration</th><th scope="col" class="num">Records</th><th scope="col" class="num">URLs ok / failed / skipped</th><th scope="col">Error</th></tr></thead>
-<tbody>${runs.map((r) => {
+<tbody>${runs.latest.map((r) => {
         const { error } = r;
         return html`<tr>
 <td data-label="Started"><a href="${base}/runs/${r.id}" title="The run and its URLs">${when(r.startedAt)}</a></td>
-<td data-label="Status">${badge(r.status)}</td>
+<td data-label="Status">${badge(r.status)}${r.health?.status === 'degraded' && html` ${badge('degraded')}`}</td>
 <td data-label="Trigger">${r.trigger}</td>
 <td data-label="Duration">${duration(r.durationMs)}</td>
 <td data-label="Records" class="num">${r.resultsCount}</td>
@@ -207,6 +212,7 @@ export interface JobFormValues {
   timezone: string;
   render: boolean;
   crawl: CrawlFormValues;
+  tracking: TrackingFormValues;
 }
 
 export const emptyJobForm = (): JobFormValues => ({
@@ -225,6 +231,7 @@ export const emptyJobForm = (): JobFormValues => ({
   timezone: 'UTC',
   render: false,
   crawl: emptyCrawlForm(),
+  tracking: emptyTrackingForm(),
 });
 
 export function jobFormPage(ctx: PageContext, v: JobFormValues, errors: Record<string, string>): SafeHtml {
@@ -281,6 +288,7 @@ ${field('job-timezone', 'scheduling.timezone', 'Time zone', html`<input id="job-
 </fieldset>
 <label class="check"><input type="checkbox" name="render" value="1"${v.render ? html` checked` : ''}> Render pages in a headless browser (for pages built by JavaScript)</label>
 ${crawlFieldset(v.crawl, errors)}
+${trackingFieldset(v.tracking, errors)}
 <div class="actions"><button type="submit" class="btn btn-primary">Create job</button>
 <button type="submit" name="add_row" value="1" class="btn btn-plain" formnovalidate>Add a query row</button>
 <a class="btn btn-plain" href="/console/jobs">Cancel</a></div>

@@ -1,6 +1,14 @@
-import { type RunUrlView, URL_STATUSES, type UrlStatusName } from '@scrapejobs/contracts';
+import {
+  type ChangeTypeName,
+  type ChangeView,
+  type RunUrlView,
+  URL_STATUSES,
+  type UrlStatusName,
+} from '@scrapejobs/contracts';
 import type { Job, Page, Run } from '@scrapejobs/domain';
+import { type ChangesTable, changesSection } from './changes.ts';
 import { badge, duration, when } from './format.ts';
+import { healthFact, healthReasons } from './health.ts';
 import { html, type SafeHtml } from './html.ts';
 import { type PageContext, page } from './layout.ts';
 
@@ -20,20 +28,41 @@ function urlRow(u: RunUrlView): SafeHtml {
 </tr>`;
 }
 
-/** A run of a job and one page of its URLs (docs/api.md §12), filterable by status. */
+/** The state of the run page in its address: each table's filter and cursor. */
+export interface RunPageState {
+  status?: UrlStatusName | undefined;
+  cursor?: string | undefined;
+  change?: ChangeTypeName | undefined;
+  change_cursor?: string | undefined;
+}
+
+/**
+ * A run of a job: its health, what changed against its base run (docs/api.md §13, a page of
+ * changes filterable by type) and one page of its URLs (§12), filterable by status.
+ */
 export function runPage(
   ctx: PageContext,
   job: Job,
   run: Run,
-  urls: Page<RunUrlView> & { status: UrlStatusName | undefined },
+  urls: Page<RunUrlView>,
+  changes: Page<ChangeView> | null,
+  state: RunPageState,
 ): SafeHtml {
   const base = `/console/jobs/${job.id}/runs/${run.id}`;
-  const query = (params: Record<string, string | undefined>) => {
+  // Each table's links keep the other table's filter and page.
+  const query = (params: RunPageState) => {
     const entries = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined);
     return entries.length ? `?${new URLSearchParams(entries).toString()}` : '';
   };
+  const { change, change_cursor, ...urlState } = state;
+  const changeState = { change, change_cursor };
   const filterLink = (s: UrlStatusName | undefined) =>
-    html`<li><a href="${base}${query({ status: s })}"${urls.status === s ? html` aria-current="true"` : ''} class="stat${s ? ` stat-${s}` : ''}"><span class="stat-label">${s ?? 'all'}</span></a></li>`;
+    html`<li><a href="${base}${query({ status: s, ...changeState })}"${state.status === s ? html` aria-current="true"` : ''} class="stat${s ? ` stat-${s}` : ''}"><span class="stat-label">${s ?? 'all'}</span></a></li>`;
+  const table: ChangesTable = {
+    page: changes,
+    type: change,
+    link: (type, cursor) => `${base}${query({ ...urlState, change: type, change_cursor: cursor })}#changes`,
+  };
   const { error } = run;
   return page(
     ctx,
@@ -41,7 +70,7 @@ export function runPage(
     `Run of ${job.name}`,
     html`<p class="crumbs"><a href="/console/jobs">Jobs</a> / <a href="/console/jobs/${job.id}">${job.name}</a> /</p>
 <div class="title-row"><h1>Run <span class="mono">${run.id}</span></h1>${badge(run.status)}</div>
-<div class="actions"><a class="btn btn-plain" href="${base}${query({ status: urls.status })}">Refresh</a></div>
+<div class="actions"><a class="btn btn-plain" href="${base}${query({ ...urlState, ...changeState, cursor: undefined, change_cursor: undefined })}">Refresh</a></div>
 <dl class="facts">
   <div><dt>Trigger</dt><dd>${run.trigger}</dd></div>
   <div><dt>Started</dt><dd>${when(run.startedAt)}</dd></div>
@@ -51,8 +80,12 @@ export function runPage(
   <div><dt>URLs ok</dt><dd>${run.successfulUrls}</dd></div>
   <div><dt>URLs failed</dt><dd>${run.failedUrls}</dd></div>
   <div><dt>URLs skipped</dt><dd>${run.skippedUrls}</dd></div>
+  ${healthFact(run.health)}
 </dl>
 ${error && html`<div class="flash flash-error"><p><code>${error.code}</code> ${error.message}</p></div>`}
+${healthReasons(run.health)}
+
+${changesSection(job, run, table)}
 
 <section aria-labelledby="urls-title" class="panel">
 <h2 id="urls-title">URLs</h2>
@@ -62,14 +95,14 @@ ${URL_STATUSES.map((s) => filterLink(s))}
 </ul></nav>
 ${
   urls.items.length === 0
-    ? html`<p class="empty">${urls.status ? `No ${urls.status} URLs.` : 'The run has no URLs yet.'}</p>`
+    ? html`<p class="empty">${state.status ? `No ${state.status} URLs.` : 'The run has no URLs yet.'}</p>`
     : html`<table class="cards urls">
-<caption class="visually-hidden">URLs of the run${urls.status ? `, ${urls.status}` : ''}, in the order accepted</caption>
+<caption class="visually-hidden">URLs of the run${state.status ? `, ${state.status}` : ''}, in the order accepted</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col" class="num">Depth</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Records</th><th scope="col">Duration</th><th scope="col">Fetched</th><th scope="col">Error</th></tr></thead>
 <tbody>${urls.items.map(urlRow)}</tbody>
 </table>`
 }
-${urls.nextCursor && html`<p><a href="${base}${query({ status: urls.status, cursor: urls.nextCursor })}">Next URLs →</a></p>`}
+${urls.nextCursor && html`<p><a href="${base}${query({ status: state.status, cursor: urls.nextCursor, ...changeState })}">Next URLs →</a></p>`}
 </section>`,
     '/console/jobs',
   );
