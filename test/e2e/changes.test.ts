@@ -227,7 +227,9 @@ describe('change tracking', () => {
     const sql = (await download(jobId, `format=sql&${query}`)).body.toString();
     expect(rowsOf(await loadIntoPostgres(sql))).toEqual(expected);
     expect(rowsOf(loadIntoSqlite(sql))).toEqual(expected);
-    const added = JSON.parse((await download(jobId, `run_id=${second.run_id}&changes=added`)).body.toString());
+    const added = JSON.parse(
+      (await download(jobId, `run_id=${second.run_id}&changes=added`)).body.toString(),
+    );
     expect(added.map((r: Record<string, string>) => [r.change, r.sku])).toEqual([['added', 'S6']]);
 
     // Nothing changed: the run is compared, and no job.changed is sent.

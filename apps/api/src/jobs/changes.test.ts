@@ -80,7 +80,9 @@ describe('the change_tracking field', () => {
     const put = await alice.put(`/jobs/${job.job_id}`, { change_tracking: { key: ['url', 'sku'] } });
     expect(put.body.change_tracking).toEqual({ key: ['url', 'sku'] });
     expect((await alice.get(`/jobs/${job.job_id}`)).body.change_tracking).toEqual({ key: ['url', 'sku'] });
-    expect((await alice.put(`/jobs/${job.job_id}`, { change_tracking: null })).body.change_tracking).toBeNull();
+    expect(
+      (await alice.put(`/jobs/${job.job_id}`, { change_tracking: null })).body.change_tracking,
+    ).toBeNull();
   });
 
   it.each([
@@ -143,7 +145,9 @@ describe('GET /jobs/{id}/runs/{run_id}/changes', () => {
         health: { status: 'ok', reasons: [] },
       }),
     );
-    expect((await alice.get(`/jobs/${job.job_id}/runs/${compared}/changes?type=removed`)).body.changes).toEqual([]);
+    expect(
+      (await alice.get(`/jobs/${job.job_id}/runs/${compared}/changes?type=removed`)).body.changes,
+    ).toEqual([]);
 
     const pending = await endedRun(job.job_id, false);
     expect((await alice.get(`/jobs/${job.job_id}/runs/${pending}/changes`)).status).toBe(404);
@@ -179,13 +183,22 @@ describe('GET /jobs/{id}/download?changes=', () => {
     expect((await alice.get(`/jobs/${untracked.job_id}/download?changes=added`)).status).toBe(404);
     const job = await createJob({ change_tracking: { key: ['sku'] } });
     const pending = await endedRun(job.job_id, false);
-    expect((await alice.get(`/jobs/${job.job_id}/download?changes=added&run_id=${pending}`)).status).toBe(404);
+    expect((await alice.get(`/jobs/${job.job_id}/download?changes=added&run_id=${pending}`)).status).toBe(
+      404,
+    );
   });
 });
 
 describe('webhooks', () => {
   it('accept job.changed and job.degraded besides the four events of the specification', async () => {
-    const events = ['job.completed', 'job.failed', 'job.started', 'job.paused', 'job.changed', 'job.degraded'];
+    const events = [
+      'job.completed',
+      'job.failed',
+      'job.started',
+      'job.paused',
+      'job.changed',
+      'job.degraded',
+    ];
     const res = await alice.post('/webhooks', {
       url: 'https://93.184.215.14/hooks/in',
       events,

@@ -106,12 +106,18 @@ describe('POST /webhooks', () => {
     [
       'an unknown event',
       valid({ events: ['job.deleted'] }),
-      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded' },
+      {
+        'events[0]':
+          'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded',
+      },
     ],
     [
       'the test event',
       valid({ events: ['webhook.test'] }),
-      { 'events[0]': 'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded' },
+      {
+        'events[0]':
+          'must be one of job.completed, job.failed, job.started, job.paused, job.changed, job.degraded',
+      },
     ],
     [
       'a repeated event',
