@@ -76,8 +76,10 @@ export class RunAnalysis {
   /** Analyses a run that is due; null when it is not (done already, or another process has it now). */
   async analyze(runId: string): Promise<Analysis | null> {
     return transaction(this.#db.pool, async (client) => {
-      // The comparison of a big run takes longer than the pool's usual bound on a statement.
+      // The comparison of a big run takes longer than a usual statement (the caller's pool allows
+      // it); JIT compiles for the planner's estimate of the join (~100 million rows), ~330 ms lost.
       await client.query("SET LOCAL statement_timeout = '10min'");
+      await client.query('SET LOCAL jit = off');
       const { rows } = await client.query<EndedRun>({
         name: 'analysis-lock',
         text: `SELECT r.id, r.job_id, r.status, r.results_count, r.successful_urls, r.settings,
@@ -216,6 +218,11 @@ async function queryMatches(
  * Compares a run's records with its base run's in one statement and stores the changes. An item
  * is identified by the values of the key names (`url` is the page's URL), or by the whole record
  * when the key is empty; within a run the first record of a key (in result order) counts.
+ *
+ * Keys are sorted and joined by their text (a jsonb of strings and nulls has one text form) in
+ * the C collation, and each side's sorted order feeds the merge join unmaterialised: with whole
+ * records built only for the changed items, 200,000 records against 200,000 take 0.9 s instead
+ * of 2.3 s (bench/README.md).
  */
 async function compare(
   client: pg.PoolClient,
@@ -227,25 +234,25 @@ async function compare(
   // $1 run, $2 base run, $3 the field order for changed_fields, then the key names.
   const keyExpr =
     key.length === 0
-      ? 'rec'
+      ? `jsonb_build_object('url', url) || data`
       : `jsonb_build_object(${key
           .map((name, i) => `$${i + 4}::text, ${name === 'url' ? 'to_jsonb(url)' : `data->$${i + 4}::text`}`)
           .join(', ')})`;
   const firsts = (run: string) => `
-    SELECT DISTINCT ON (k) k, seq, rec, scraped_at FROM (
-      SELECT ${keyExpr} AS k, seq, rec, scraped_at
-        FROM (SELECT seq, url, data, jsonb_build_object('url', url) || data AS rec, scraped_at
-                FROM results WHERE run_id = ${run}) r) s
-     ORDER BY k, seq`;
+    SELECT DISTINCT ON (kt) kt, k, seq, url, data, scraped_at
+      FROM (SELECT ${keyExpr} AS k, seq, url, data, scraped_at FROM results WHERE run_id = ${run}) s,
+           LATERAL (SELECT k::text COLLATE "C" AS kt) t
+     ORDER BY kt, seq`;
   const { rows } = await client.query<ChangeCounts>({
-    text: `WITH cur AS MATERIALIZED (${firsts('$1')}),
-                base AS MATERIALIZED (${firsts('$2')}),
+    text: `WITH cur AS (${firsts('$1')}),
+                base AS (${firsts('$2')}),
                 j AS MATERIALIZED (
-                  SELECT coalesce(c.k, b.k) AS k, c.seq AS cseq, b.seq AS bseq, c.rec AS crec, b.rec AS brec,
+                  SELECT coalesce(c.k, b.k) AS k, c.seq AS cseq, b.seq AS bseq,
+                         c.url AS curl, c.data AS cdata, b.url AS burl, b.data AS bdata,
                          coalesce(c.scraped_at, b.scraped_at) AS scraped_at,
-                         CASE WHEN b.k IS NULL THEN 'added' WHEN c.k IS NULL THEN 'removed'
-                              WHEN c.rec = b.rec THEN 'unchanged' ELSE 'changed' END AS type
-                    FROM cur c FULL JOIN base b ON b.k = c.k),
+                         CASE WHEN b.kt IS NULL THEN 'added' WHEN c.kt IS NULL THEN 'removed'
+                              WHEN c.url = b.url AND c.data = b.data THEN 'unchanged' ELSE 'changed' END AS type
+                    FROM cur c FULL JOIN base b ON b.kt = c.kt),
                 stored AS (
                   INSERT INTO run_changes (run_id, seq, type, key, data, previous, changed_fields, scraped_at)
                   SELECT $1, (row_number() OVER (ORDER BY cseq NULLS LAST, bseq))::int - 1, type::"ChangeType",
@@ -256,12 +263,15 @@ async function compare(
                             ORDER BY array_position($3::text[], f) NULLS LAST, f)
                          ELSE '{}' END,
                          scraped_at
-                    FROM j WHERE type <> 'unchanged')
+                    FROM (SELECT *, CASE WHEN cseq IS NULL THEN NULL ELSE jsonb_build_object('url', curl) || cdata END AS crec,
+                                    CASE WHEN bseq IS NULL THEN NULL ELSE jsonb_build_object('url', burl) || bdata END AS brec
+                            FROM j WHERE type <> 'unchanged') d)
            SELECT count(*) FILTER (WHERE type = 'added')::int AS added,
                   count(*) FILTER (WHERE type = 'removed')::int AS removed,
                   count(*) FILTER (WHERE type = 'changed')::int AS changed,
                   count(*) FILTER (WHERE type = 'unchanged')::int AS unchanged,
-                  ((SELECT count(*) FROM results WHERE run_id = $1) - (SELECT count(*) FROM cur))::int AS duplicate_keys
+                  ((SELECT count(*) FROM results WHERE run_id = $1) - count(*) FILTER (WHERE cseq IS NOT NULL))::int
+                    AS duplicate_keys
              FROM j`,
     values: [runId, baseRunId, ['url', ...names], ...key],
   });
