@@ -12,6 +12,7 @@ import { listJobsQuerySchema } from '@scrapejobs/contracts';
 import { createDatabase, type Database, newId } from '@scrapejobs/db';
 import { hashToken, JobsService, toDetail, toJob, toListItem } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import { Redis } from 'ioredis';
 import { parseCreateJob } from '../apps/api/src/jobs/input.ts';
 import { QueryCompiler } from '../apps/api/src/jobs/query-compiler.ts';
@@ -126,7 +127,12 @@ async function measureSteps(db: Database, redis: Redis): Promise<Step[]> {
   const hash = hashToken(token);
   // Neither is called: the measured jobs have no schedule and are never run.
   const unused = () => Promise.reject(new Error('not used by this benchmark'));
-  const jobs = new JobsService(db, { enqueue: unused, cancel: unused }, { arm: unused, disarm: unused });
+  const jobs = new JobsService(
+    db,
+    { enqueue: unused, cancel: unused },
+    { arm: unused, disarm: unused },
+    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
+  );
   const detail = await db.job.findFirstOrThrow({ where: { userId } });
   // The API's logger (packages/logging), with its stdout sent to /dev/null for this measurement.
   const pino = requireFromLogging('pino') as {

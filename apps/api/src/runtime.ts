@@ -91,10 +91,15 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const scheduler = new QueueScheduler(ticks);
   if (!config.WEBHOOK_SECRET_KEY)
     log.warn(
-      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
+      'WEBHOOK_SECRET_KEY is not set: webhook secrets and job request secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
     );
+  // Webhook secrets and the secrets of jobs' requests are sealed with the same keys.
+  const box = new SecretBox(
+    config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
+    config.WEBHOOK_SECRET_KEY_PREVIOUS,
+  );
   const services: ApiServices = {
-    jobs: new JobsService(db, dispatcher, scheduler),
+    jobs: new JobsService(db, dispatcher, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL }),
     keys: new KeysService(
       db,
       redisKeyChanges(redis, config.QUEUE_PREFIX, {
@@ -106,10 +111,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     // One for the API and the console: its cap on downloads counts both.
     results: new ResultsService(db),
     webhooks: new WebhooksService(db, {
-      box: new SecretBox(
-        config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
-        config.WEBHOOK_SECRET_KEY_PREVIOUS,
-      ),
+      box,
       allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
     }),
     accounts: new Accounts(db),

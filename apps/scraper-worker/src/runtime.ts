@@ -4,6 +4,7 @@ import { createDatabase } from '@scrapejobs/db';
 import { Frontier, RunAnalysis, RunStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import { redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
@@ -16,6 +17,8 @@ import { UrlLeases } from './run/url-leases.ts';
 
 /** How often a worker looks for ended runs to analyse (changes and health, docs/api.md §13). */
 const ANALYSIS_POLL_MS = 1_000;
+/** A run's analysis (one statement) may take this long: 1,000,000 records against as many take about 5 s. */
+const ANALYSIS_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * A scraper worker process, every part built once: start takes URLs from the frontier; stop
@@ -60,6 +63,10 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
       userAgent: config.SCRAPER_USER_AGENT,
       robotsToken: config.SCRAPER_USER_AGENT.split('/')[0]!.trim(),
+      box: new SecretBox(
+        config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
+        config.WEBHOOK_SECRET_KEY_PREVIOUS,
+      ),
       runTimeoutMs: config.RUN_TIMEOUT_MS,
       log,
       observer: {
@@ -75,7 +82,13 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     },
   );
 
-  const analyst = new Analyst(new RunAnalysis(db, config.PUBLIC_BASE_URL), log);
+  // The comparison of a big run is one long statement: its own pool, beyond the usual 10 s bound.
+  const analysisDb = createDatabase({
+    url: config.DATABASE_URL,
+    max: 2,
+    queryTimeoutMs: ANALYSIS_TIMEOUT_MS,
+  });
+  const analyst = new Analyst(new RunAnalysis(analysisDb, config.PUBLIC_BASE_URL), log);
 
   const timers: (() => void)[] = [];
   const every = (ms: number, task: () => Promise<unknown>, failure: string) =>
@@ -118,7 +131,12 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       for (const stopTimer of timers) stopTimer();
       await Promise.all([dispatcher.close(), analyst.stop()]);
       ops?.close();
-      await Promise.allSettled([renderer?.then((r) => r.close()), extractor.close(), db.$disconnect()]);
+      await Promise.allSettled([
+        renderer?.then((r) => r.close()),
+        extractor.close(),
+        db.$disconnect(),
+        analysisDb.$disconnect(),
+      ]);
       connections.disconnectAll();
     },
   };

@@ -20,6 +20,7 @@ export interface ConsoleServices {
     | 'listRuns'
     | 'listRunUrls'
     | 'listRunChanges'
+    | 'screenshot'
   >;
   accounts: Pick<Accounts, 'authenticate' | 'current'>;
   results: Pick<ResultsService, 'list' | 'download'>;

@@ -61,6 +61,8 @@ export {
   URL_STATUSES,
   updateJobSchema,
 } from './jobs.ts';
+export type { RenderAction, RequestCookie, RequestSettings } from './request.ts';
+export { renderActionSchema, requestSchema, SECRET_MASK } from './request.ts';
 export type { DownloadFormat, ResultList, ResultView } from './results.ts';
 export {
   DOWNLOAD_FORMATS,

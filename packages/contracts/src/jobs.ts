@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { changeTrackingSchema, healthSchema, runChangesSchema } from './changes.ts';
+import { renderActionSchema, requestSchema } from './request.ts';
 
 export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
 export const QUERY_TYPES = ['xpath', 'css', 'regex'] as const;
@@ -62,6 +63,10 @@ export const renderConfigSchema = z.strictObject({
   enabled: z.boolean().default(false),
   wait_strategy: z.enum(WAIT_STRATEGIES).default('load'),
   wait_timeout_ms: z.int().min(0).max(120_000).default(30_000),
+  /** Steps run in order after the wait strategy, before extraction (docs/api.md §14). */
+  actions: z.array(renderActionSchema).max(20).default([]),
+  /** A full-page PNG of each rendered URL, kept with the run (docs/api.md §14). */
+  screenshot: z.boolean().default(false),
 });
 
 export const proxyConfigSchema = z.strictObject({
@@ -110,6 +115,7 @@ const jobFields = {
   proxy_config: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
   change_tracking: changeTrackingSchema.nullable(),
+  request: requestSchema.nullable(),
 };
 
 /** POST /jobs body (docs/api.md §3.1). */
@@ -121,6 +127,7 @@ export const createJobSchema = z.strictObject({
   proxy_config: jobFields.proxy_config.default(null),
   crawl: jobFields.crawl.default(null),
   change_tracking: jobFields.change_tracking.default(null),
+  request: jobFields.request.default(null),
 });
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
@@ -194,6 +201,9 @@ export const jobDetailSchema = jobListItemSchema.extend({
   proxy_config: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
   change_tracking: changeTrackingSchema.nullable(),
+  request: requestSchema
+    .nullable()
+    .describe('secret values (header and cookie values, the password) read "********"'),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
 });
@@ -258,6 +268,10 @@ export const runUrlSchema = z.object({
   duration_ms: z.int().nullable(),
   fetched_at: timestamp.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  screenshot_url: z
+    .string()
+    .nullable()
+    .describe('the PNG of the rendered page (render_config.screenshot), scope jobs:read; null when none'),
 });
 
 export const runUrlListSchema = z.object({

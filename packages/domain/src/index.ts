@@ -19,8 +19,14 @@ export {
 } from './internal/errors.ts';
 export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
 export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';
+export { type OpenedRequest, openRequest, type StoredRequest } from './internal/jobs/request.ts';
 export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';
-export { JobsService, type RunDispatcher, type TickOutcome } from './internal/jobs/service.ts';
+export {
+  JobsService,
+  type JobsServiceOptions,
+  type RunDispatcher,
+  type TickOutcome,
+} from './internal/jobs/service.ts';
 export {
   KEY_CACHE_TTL_MS,
   KeyCache,
@@ -64,6 +70,7 @@ export {
   type PageRows,
   type RunEnding,
   RunStore,
+  type Screenshot,
   type UrlOutcome,
 } from './internal/runs/store.ts';
 export type { RunUrlsQuery } from './internal/runs/urls.ts';

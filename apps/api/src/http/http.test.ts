@@ -363,6 +363,7 @@ describe('health, readiness and docs', () => {
         'http_status',
         'parent_url',
         'records',
+        'screenshot_url',
         'status',
         'url',
       ].sort(),

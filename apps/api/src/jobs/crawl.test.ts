@@ -122,6 +122,7 @@ describe('the crawl field', () => {
       render_config: null,
       proxy_config: null,
       crawl: { follow: FOLLOW, ...DEFAULTS, max_pages: 50 },
+      request: null,
     });
   });
 

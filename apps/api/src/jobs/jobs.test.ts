@@ -65,10 +65,17 @@ describe('POST /jobs', () => {
       rate_limit: 10,
       queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
       scheduling: null,
-      render_config: { enabled: true, wait_strategy: 'load', wait_timeout_ms: 30000 },
+      render_config: {
+        enabled: true,
+        wait_strategy: 'load',
+        wait_timeout_ms: 30000,
+        actions: [],
+        screenshot: false,
+      },
       proxy_config: null,
       crawl: null,
       change_tracking: null,
+      request: null,
       mode: 'test',
     });
   });

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import {
   changeListSchema,
   createJobSchema,
@@ -179,6 +180,29 @@ export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
             count: page.items.length,
             next_cursor: page.nextCursor,
           },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/runs/{run_id}/screenshots/{n}',
+      tag,
+      scope: 'jobs:read',
+      summary: "A rendered URL's full-page PNG (render_config.screenshot): its item's screenshot_url",
+      responses: {
+        200: { description: 'The PNG (`image/png`).' },
+        404: { description: 'No such run, or no screenshot of that URL.' },
+      },
+      handler: async ({ principal, params }) => {
+        const png = await jobs.screenshot(principal, params.id!, params.run_id!, params.n!);
+        return {
+          status: 200,
+          headers: {
+            'Content-Type': 'image/png',
+            'Content-Length': String(png.length),
+            'Cache-Control': 'private, max-age=3600',
+          },
+          body: Readable.from([png]),
         };
       },
     }),

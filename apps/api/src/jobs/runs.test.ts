@@ -222,7 +222,14 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     return { jobId, runId, base: `/jobs/${jobId}/runs/${runId}/urls` };
   }
 
-  const none = { http_status: null, records: null, duration_ms: null, fetched_at: null, error: null };
+  const none = {
+    http_status: null,
+    records: null,
+    duration_ms: null,
+    fetched_at: null,
+    error: null,
+    screenshot_url: null,
+  };
   const ITEMS = {
     1: {
       url: 'https://example.com/items',
@@ -234,6 +241,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       duration_ms: 120,
       fetched_at: '2026-11-21T10:00:01.250Z',
       error: null,
+      screenshot_url: null,
     },
     3: {
       url: 'https://example.com/items?page=2',
@@ -245,6 +253,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       duration_ms: 80,
       fetched_at: '2026-11-21T10:00:01.250Z',
       error: { code: 'HTTP_ERROR', message: 'HTTP 503 Service Unavailable' },
+      screenshot_url: null,
     },
     4: {
       ...none,
@@ -253,6 +262,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       depth: 0,
       parent_url: 'https://example.com/sitemap.xml',
       error: { code: 'ROBOTS_DISALLOWED', message: 'robots.txt disallows this URL' },
+      screenshot_url: null,
     },
     5: {
       ...none,
@@ -275,6 +285,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       depth: 1,
       parent_url: 'https://example.com/items',
       error: { code: 'MAX_PAGES', message: 'the run reached max_pages (5)' },
+      screenshot_url: null,
     },
   } as const;
 

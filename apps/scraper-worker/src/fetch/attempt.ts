@@ -2,14 +2,12 @@ import { once } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import type { BlockedTargetError, OutboundGuard } from '@scrapejobs/outbound';
-import got, { type Agents } from 'got';
+import got, { type Agents, RequestError } from 'got';
 import type { AddressPolicy } from './address.ts';
 import { abortable } from './backoff.ts';
 import { FetchError } from './errors.ts';
 import { scraperGuard } from './guard.ts';
 import { createProxyAgents, type TunnelState } from './proxy-agent.ts';
-
-const ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 // Failures that another try cannot fix: the name does not exist, the certificate is wrong.
 const PERMANENT_NETWORK_CODES = new Set([
@@ -31,7 +29,8 @@ export interface AttemptRequest {
   timeoutMs: number;
   maxBytes: number;
   signal: AbortSignal | undefined;
-  userAgent: string;
+  /** Sent to the target as they are (inside the tunnel behind a proxy, never on its CONNECT). */
+  headers: Readonly<Record<string, string>>;
 }
 
 export interface AttemptResponse {
@@ -107,7 +106,7 @@ async function exchange(req: AttemptRequest, agent: Agents, signal: AbortSignal)
     followRedirect: false,
     throwHttpErrors: false,
     decompress: true,
-    headers: { 'user-agent': req.userAgent, accept: ACCEPT },
+    headers: { ...req.headers },
   });
   // Errors after the outcome is settled (a destroyed stream, a late socket error) are moot.
   stream.on('error', () => {});
@@ -167,7 +166,8 @@ function toFetchError(error: unknown, state: AttemptState, req: AttemptRequest):
   return new FetchError('NETWORK_ERROR', message, {
     url,
     retryable: !PERMANENT_NETWORK_CODES.has(code ?? ''),
-    cause: error,
+    // got's error holds the request options, the job's headers among them: keep only what it wraps.
+    cause: error instanceof RequestError ? error.cause : error,
   });
 }
 

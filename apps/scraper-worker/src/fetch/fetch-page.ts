@@ -1,9 +1,11 @@
 import type { LookupFunction } from 'node:net';
+import { type OutgoingRequest, outgoingHeaders } from '../request/outgoing.ts';
 import { type AddressPolicy, addressPolicy } from './address.ts';
 import { type AttemptResponse, sendAttempt } from './attempt.ts';
 import { abortable, backoffDelay, parseRetryAfter, sleep } from './backoff.ts';
 import { FetchError } from './errors.ts';
 import { systemLookup } from './guard.ts';
+import { requestHeaders } from './headers.ts';
 import { NoProxyAvailableError, type ProxyPicker } from './proxy-picker.ts';
 
 export interface FetchedPage {
@@ -33,6 +35,8 @@ export interface FetchOptions {
   /** Awaited before every request, retries and redirect hops included (the per-job rate limiter). */
   beforeAttempt?: () => Promise<void>;
   userAgent?: string;
+  /** The job's headers, cookies, credentials and user agent (docs/api.md §14), sent on every attempt. */
+  request?: OutgoingRequest;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -60,6 +64,11 @@ export async function fetchPageWithPolicy(
   const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const { signal } = opts;
   let current = parseTarget(url, url);
+  // The job's headers go to the origin asked for alone, and no longer once a redirect left it:
+  // a hop back is the other site's choice of URL.
+  const origin = current.origin;
+  let request = opts.request;
+  const userAgent = request?.userAgent ?? opts.userAgent ?? DEFAULT_USER_AGENT;
   let redirects = 0;
   let failures = 0;
   let proxy = pickProxy(opts.proxy, 0, url);
@@ -77,7 +86,7 @@ export async function fetchPageWithPolicy(
         timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES,
         signal,
-        userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+        headers: requestHeaders(userAgent, request ? outgoingHeaders(request, current, origin) : {}),
       });
     } catch (error) {
       if (!(error instanceof FetchError)) throw error;
@@ -101,6 +110,7 @@ export async function fetchPageWithPolicy(
       }
       redirects++;
       current = parseTarget(location, current.href, current);
+      if (current.origin !== origin) request = undefined;
       continue;
     }
     if (status >= 200 && status < 300) {

@@ -1,6 +1,11 @@
+import type { RenderAction } from '@scrapejobs/contracts';
 import type { HTTPResponse, Page } from 'puppeteer';
+import type { OutgoingRequest } from '../request/outgoing.ts';
+import { runActions } from './actions.ts';
 import { abortReason, RenderError } from './errors.ts';
+import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
+import { fullPageScreenshot, type Screenshot } from './screenshot.ts';
 
 export type WaitStrategy = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
@@ -14,10 +19,16 @@ export interface RenderRequest {
   proxyUrl?: string | null;
   /** SCRAPER_USER_AGENT; Chromium's own when not given. */
   userAgent?: string;
+  /** The job's headers, cookies and credentials (docs/api.md §14); its user agent replaces `userAgent`. */
+  request?: OutgoingRequest;
+  /** Steps run after the wait strategy, before the DOM is read; all within the render's time limit. */
+  actions?: readonly RenderAction[];
+  /** A full-page PNG after the actions. */
+  screenshot?: boolean;
 }
 
-export interface RenderedPage {
-  /** The URL of the document returned, after redirects. */
+export interface RenderedPage extends Screenshot {
+  /** The URL of the document returned, after redirects (and after a navigation an action started). */
   url: string;
   /** Status of the main document's response, null when there was none (same-document URL). */
   status: number | null;
@@ -26,8 +37,13 @@ export interface RenderedPage {
 
 /** The cap when wait_timeout_ms is 0: the 30 s limit of a fetched page (docs/api.md §7). */
 const ZERO_WAIT_CAP_MS = 30_000;
-/** Time after navigation for reading the DOM; a page whose script never yields runs into it. */
+/**
+ * Time after navigation for the actions and reading the DOM; a page whose script never yields runs
+ * into it. The whole render stays within the navigation timeout plus this (docs/api.md §7).
+ */
 const CONTENT_GRACE_MS = 10_000;
+/** What the actions leave of the render's time for reading the DOM and taking the screenshot. */
+const READ_RESERVE_MS = 2_000;
 const MAX_REDIRECTS = 5;
 const MAX_HTML_BYTES = 10 * 1024 * 1024;
 
@@ -38,14 +54,18 @@ export interface PageJob {
   page: Page | null;
 }
 
-/** Navigates `page` (whose context uses `lease`), waits as asked and returns the DOM as HTML. */
+/**
+ * Navigates `page` (whose context uses `lease`), waits as asked, runs the actions and returns the
+ * DOM as HTML (and a screenshot when asked), all within the navigation timeout plus CONTENT_GRACE_MS.
+ */
 export async function renderInPage(
   page: Page,
   lease: ProxyLease,
   job: PageJob,
   mark: string,
 ): Promise<RenderedPage> {
-  lease.useUpstream(job.req.proxyUrl);
+  const { req } = job;
+  lease.useUpstream(req.proxyUrl);
   const navigations: URL[] = [];
   page.on('request', (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
@@ -55,29 +75,36 @@ export async function renderInPage(
   });
   // An unanswered alert() would hold the page until the timeout.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
-  const navTimeout = job.req.waitTimeoutMs > 0 ? job.req.waitTimeoutMs : ZERO_WAIT_CAP_MS;
+  const navTimeout = req.waitTimeoutMs > 0 ? req.waitTimeoutMs : ZERO_WAIT_CAP_MS;
+  const deadlineAt = Date.now() + navTimeout + CONTENT_GRACE_MS;
+  const checkDocument = (response: HTTPResponse | null) => {
+    const failure = documentFailure(response, lease, navigations, mark);
+    if (failure) throw failure;
+  };
 
   const work = async (): Promise<RenderedPage> => {
     let response: HTTPResponse | null;
     try {
-      if (job.req.userAgent) await page.setUserAgent({ userAgent: job.req.userAgent });
-      response = await page.goto(job.req.url, { waitUntil: job.req.waitStrategy, timeout: navTimeout });
+      const userAgent = req.request?.userAgent ?? req.userAgent;
+      if (userAgent) await page.setUserAgent({ userAgent });
+      if (req.request) await sendJobRequest(page, req.request, req.url);
+      response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
-      throw navigationFailure(err, page, lease, job, navigations);
+      throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);
     }
-    // When the document is the proxy's own answer, its events say why; otherwise only a block counts.
-    const own = ownAnswerKind(response, mark);
-    const event = own
-      ? (mainDocumentEvent(lease.events, navigations, null) ?? {
-          kind: own,
-          host: '',
-          port: 0,
-          detail: 'refused',
-        })
-      : mainDocumentEvent(lease.events, navigations, ['blocked']);
-    if (event) throw fromEvent(event);
-    if (response && response.request().redirectChain().length > MAX_REDIRECTS) {
-      throw new RenderError('RENDER_ERROR', `More than ${MAX_REDIRECTS} redirects.`, { retryable: false });
+    checkDocument(response);
+    if (req.actions?.length) {
+      const navigated = await runActions(req.actions, {
+        page,
+        until: deadlineAt - READ_RESERVE_MS,
+        waitUntil: req.waitStrategy,
+        navigationCount: () => navigations.length,
+        interruption: (err) => interruption(err, page, job),
+      });
+      if (navigated) {
+        checkDocument(navigated.response);
+        response = navigated.response ?? response;
+      }
     }
     const html = await page.content();
     // A script may have sent the main frame to a forbidden address after the load.
@@ -86,7 +113,8 @@ export async function renderInPage(
     if (Buffer.byteLength(html) > MAX_HTML_BYTES) {
       throw new RenderError('RENDER_ERROR', 'The rendered page is larger than 10 MiB.', { retryable: false });
     }
-    return { url: page.url(), status: response?.status() ?? null, html };
+    const shot = req.screenshot ? await screenshotOf(page, job) : { screenshot: null, screenshotError: null };
+    return { url: page.url(), status: response?.status() ?? null, html, ...shot };
   };
 
   let timer: NodeJS.Timeout | undefined;
@@ -96,7 +124,7 @@ export async function renderInPage(
       reject(
         new RenderError('TIMEOUT', `The page did not finish within ${navTimeout} ms.`, { retryable: true }),
       );
-    }, navTimeout + CONTENT_GRACE_MS);
+    }, deadlineAt - Date.now());
   });
   try {
     return await Promise.race([work(), deadline]);
@@ -105,13 +133,45 @@ export async function renderInPage(
   }
 }
 
-function navigationFailure(
-  err: unknown,
-  page: Page,
+/**
+ * Why a main document that arrived still fails the render: when it is the proxy's own answer, its
+ * events say why; otherwise only a block counts. Then the redirect limit.
+ */
+function documentFailure(
+  response: HTTPResponse | null,
   lease: ProxyLease,
-  job: PageJob,
-  navigations: URL[],
-): Error {
+  navigations: readonly URL[],
+  mark: string,
+): RenderError | null {
+  const own = ownAnswerKind(response, mark);
+  const event = own
+    ? (mainDocumentEvent(lease.events, navigations, null) ?? {
+        kind: own,
+        host: '',
+        port: 0,
+        detail: 'refused',
+      })
+    : mainDocumentEvent(lease.events, navigations, ['blocked']);
+  if (event) return fromEvent(event);
+  if (response && response.request().redirectChain().length > MAX_REDIRECTS) {
+    return new RenderError('RENDER_ERROR', `More than ${MAX_REDIRECTS} redirects.`, { retryable: false });
+  }
+  return null;
+}
+
+/** A screenshot that fails for the page's sake is reported, not fatal: the HTML still counts. */
+async function screenshotOf(page: Page, job: PageJob): Promise<Screenshot> {
+  try {
+    return await fullPageScreenshot(page);
+  } catch (err) {
+    const interrupted = interruption(err, page, job);
+    if (interrupted) throw interrupted;
+    return { screenshot: null, screenshotError: `The screenshot failed: ${(err as Error).message}` };
+  }
+}
+
+/** The abort or browser crash behind a failure, which decides how the render fails; else null. */
+function interruption(err: unknown, page: Page, job: PageJob): Error | null {
   if (job.aborted && job.req.signal) return abortReason(job.req.signal);
   if (!page.browser().connected) {
     return new RenderError('RENDER_ERROR', 'The browser crashed during the render.', {
@@ -120,8 +180,21 @@ function navigationFailure(
       cause: err,
     });
   }
+  return null;
+}
+
+function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob, navigations: URL[]): Error {
   const event = mainDocumentEvent(lease.events, navigations, null);
   if (event) return fromEvent(event);
+  // Headless Chromium answers a 401 challenge this way, with or without credentials sent: not a
+  // passing failure, so no retry.
+  if ((err as Error).message?.startsWith('net::ERR_INVALID_AUTH_CREDENTIALS')) {
+    return new RenderError(
+      'RENDER_ERROR',
+      'The page asks for a login (HTTP 401 with a challenge); the credentials sent, if any, were refused.',
+      { retryable: false, cause: err },
+    );
+  }
   if ((err as Error).name === 'TimeoutError') {
     return new RenderError(
       'TIMEOUT',

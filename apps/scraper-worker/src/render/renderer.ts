@@ -125,7 +125,10 @@ export class Renderer {
     }
   }
 
-  /** Loads `req.url`, waits by `req.waitStrategy` and returns the DOM serialised as HTML. */
+  /**
+   * Loads `req.url` with the job's headers, cookies and credentials, waits by `req.waitStrategy`,
+   * runs the actions and returns the DOM serialised as HTML, with a screenshot when asked.
+   */
   async render(req: RenderRequest): Promise<RenderedPage> {
     validate(req);
     for (let attempt = 1; ; attempt++) {

@@ -1,4 +1,4 @@
-import type { FoundUrl, PageRows, RunStore, UrlOutcome } from '@scrapejobs/domain';
+import type { FoundUrl, PageRows, RunStore, Screenshot, UrlOutcome } from '@scrapejobs/domain';
 
 const BATCH_ROWS = 500;
 // Records can be large (up to 16 MiB of values a page): a batch also goes out once it holds this
@@ -22,6 +22,7 @@ export class BatchWriter {
   #pages: PageRows[] = [];
   #outcomes: UrlOutcome[] = [];
   #found: FoundUrl[] = [];
+  #screenshots: Screenshot[] = [];
   /** Outcomes being written now. */
   #writing: readonly UrlOutcome[] = [];
   #rows = 0;
@@ -39,11 +40,15 @@ export class BatchWriter {
     this.#onLost = onLost;
   }
 
-  /** A URL's outcome, with its page's records and the URLs it found when it has any. */
-  add(outcome: UrlOutcome, page?: PageRows, found: readonly FoundUrl[] = []): void {
+  /** A URL's outcome, with its page's records, the URLs it found and its screenshot when it has any. */
+  add(outcome: UrlOutcome, page?: PageRows, found: readonly FoundUrl[] = [], screenshot?: Buffer): void {
     this.#outcomes.push(outcome);
     for (const url of found) this.#found.push(url);
     this.#chars += found.length * 100;
+    if (screenshot) {
+      this.#screenshots.push({ seq: outcome.seq, png: screenshot });
+      this.#chars += screenshot.length;
+    }
     // A failed timer flush leaves the chain rejected: the next flush() reports it.
     this.#timer ??= setTimeout(() => this.flush().catch(() => {}), FLUSH_EVERY_MS).unref();
     if (!page || page.rows.length === 0) return;
@@ -76,11 +81,13 @@ export class BatchWriter {
     const pages = this.#pages;
     const outcomes = this.#outcomes;
     const found = this.#found;
+    const screenshots = this.#screenshots;
     const rows = this.#rows;
     const chars = this.#chars;
     this.#pages = [];
     this.#outcomes = [];
     this.#found = [];
+    this.#screenshots = [];
     this.#rows = 0;
     this.#chars = 0;
     this.#lastFlush = Date.now();
@@ -88,7 +95,12 @@ export class BatchWriter {
     this.#writing = outcomes;
     for (let attempt = 1; ; attempt++) {
       try {
-        const lost = await this.#store.saveBatch(this.#runId, this.#jobId, { pages, outcomes, found });
+        const lost = await this.#store.saveBatch(this.#runId, this.#jobId, {
+          pages,
+          outcomes,
+          found,
+          screenshots,
+        });
         this.#writing = [];
         if (lost > 0) this.#onLost(lost);
         return;
@@ -98,6 +110,7 @@ export class BatchWriter {
           this.#pages = pages.concat(this.#pages);
           this.#outcomes = outcomes.concat(this.#outcomes);
           this.#found = found.concat(this.#found);
+          this.#screenshots = screenshots.concat(this.#screenshots);
           this.#rows += rows;
           this.#chars += chars;
           throw err;

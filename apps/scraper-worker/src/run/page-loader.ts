@@ -10,6 +10,7 @@ import {
   type ProxyPicker,
 } from '../fetch/index.ts';
 import type { Renderer } from '../render/index.ts';
+import type { OutgoingRequest } from '../request/outgoing.ts';
 
 export interface PageLoaderDeps {
   /** Started on first use, only by processes that get a rendering job. */
@@ -27,6 +28,8 @@ export interface LoadedPage {
   content: PageContent;
   url: string;
   status: number | null;
+  /** A full-page PNG, when the job asks for one (render_config.screenshot). */
+  screenshot?: Buffer | null;
 }
 
 /** What a job says about getting its pages. */
@@ -34,6 +37,8 @@ export interface PageSettings {
   jobId: string;
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
+  /** The job's headers, cookies, credentials and user agent, opened. */
+  request: OutgoingRequest | null;
 }
 
 /** Gets one page as it arrived; `beforeAttempt` runs before every request (the job's rate limit). */
@@ -53,9 +58,9 @@ export async function pageLoaderFor(deps: PageLoaderDeps, settings: PageSettings
   if (render) {
     const renderer = await deps.renderer();
     return (url, signal, beforeAttempt) =>
-      renderPage(renderer, render, picker, deps.userAgent, url, signal, beforeAttempt);
+      renderPage(renderer, render, picker, deps.userAgent, settings.request, url, signal, beforeAttempt);
   }
-  const fetcher = fetcherFor(deps, picker);
+  const fetcher = fetcherFor(deps, picker, settings.request);
   return async (url, signal, beforeAttempt) => {
     const page = await fetcher(url, signal, beforeAttempt);
     return {
@@ -66,14 +71,19 @@ export async function pageLoaderFor(deps: PageLoaderDeps, settings: PageSettings
   };
 }
 
-/** Fetches a URL with a job's proxies and the service's user agent, guarded (robots.txt and sitemaps too). */
-export function fetcherFor(deps: PageLoaderDeps, picker: ProxyPicker | null) {
+/** Fetches a URL with a job's proxies and request settings, guarded (robots.txt and sitemaps too). */
+export function fetcherFor(
+  deps: PageLoaderDeps,
+  picker: ProxyPicker | null,
+  request: OutgoingRequest | null,
+) {
   return (url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> =>
     fetchPage(url, {
       allowPrivate: deps.allowPrivate,
       signal,
       beforeAttempt,
       userAgent: deps.userAgent,
+      ...(request && { request }),
       ...(picker && { proxy: picker }),
       ...(deps.lookup && { lookup: deps.lookup }),
     });
@@ -91,6 +101,7 @@ async function renderPage(
   render: RenderConfig,
   picker: ProxyPicker | null,
   userAgent: string,
+  request: OutgoingRequest | null,
   url: string,
   signal: AbortSignal,
   beforeAttempt: () => Promise<void>,
@@ -106,6 +117,9 @@ async function renderPage(
         signal,
         proxyUrl,
         userAgent,
+        ...(request && { request }),
+        actions: render.actions,
+        screenshot: render.screenshot,
       });
       if (page.status !== null && page.status >= 400)
         throw new FetchError('HTTP_ERROR', `HTTP ${page.status}`, {
@@ -113,7 +127,12 @@ async function renderPage(
           status: page.status,
           retryable: false,
         });
-      return { content: { html: page.html }, url: page.url, status: page.status };
+      return {
+        content: { html: page.html },
+        url: page.url,
+        status: page.status,
+        screenshot: page.screenshot,
+      };
     } catch (err) {
       if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;
       picker?.reportFailure(proxyUrl);

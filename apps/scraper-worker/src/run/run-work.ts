@@ -18,11 +18,13 @@ import type {
   RunStore,
   UrlOutcome,
 } from '@scrapejobs/domain';
-import { seedUrls } from '@scrapejobs/domain';
+import { openRequest, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
+import type { SecretBox } from '@scrapejobs/outbound';
 import type { PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
 import { FetchError, type FetchedPage } from '../fetch/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
+import type { OutgoingRequest } from '../request/outgoing.ts';
 import { BatchWriter } from './batch-writer.ts';
 import {
   fetcherFor,
@@ -60,6 +62,8 @@ export interface WorkDeps extends PageLoaderDeps {
   runTimeoutMs: number;
   /** robots.txt groups are chosen by this product token (SCRAPER_USER_AGENT before its `/`). */
   robotsToken: string;
+  /** Opens the secrets of a job's `request` (WEBHOOK_SECRET_KEY). */
+  box: SecretBox;
   log: Logger;
   observer?: RunObserver;
 }
@@ -116,6 +120,7 @@ interface Processed {
   outcome: Omit<UrlOutcome, 'seq' | 'claims' | 'durationMs'>;
   rows?: string[];
   found?: FoundUrl[];
+  screenshot?: Buffer;
 }
 
 /**
@@ -141,6 +146,7 @@ export class RunWork {
   /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
   #fetcher: ReturnType<typeof fetcherFor> | null = null;
   #haltedBy: unknown = null;
+  #request: OutgoingRequest | null = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
 
@@ -248,12 +254,13 @@ export class RunWork {
       processed = { outcome: failed(code, message, (err as { status?: number }).status ?? null) };
       this.#log.info({ url: url.url, code, err: (err as Error).message }, 'url failed');
     }
-    const { outcome, rows, found } = processed;
+    const { outcome, rows, found, screenshot } = processed;
     const durationMs = Math.max(0, Math.round(performance.now() - started - waited));
     this.#batch.add(
       { ...outcome, seq: url.seq, claims: url.claims, durationMs },
       rows && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), rows },
       found,
+      screenshot,
     );
     if (url.kind === 'page') this.#deps.observer?.page(outcome.failure?.code ?? outcome.status);
     // Outside the URL's try: a storage error halts the run here instead of failing the URL.
@@ -280,6 +287,7 @@ export class RunWork {
     }
     const load = await this.#pageLoader();
     const page = await load(url.url, signal, beforeAttempt);
+    const screenshot = page.screenshot ?? undefined;
     const fetchedAt = new Date();
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
@@ -304,6 +312,7 @@ export class RunWork {
       },
       rows: records,
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
+      ...(screenshot && { screenshot }),
     };
   }
 
@@ -326,7 +335,8 @@ export class RunWork {
 
   /** Fetches robots.txt or a sitemap: guarded, with the job's proxies and rate limit. */
   #fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
-    this.#fetcher ??= fetcherFor(this.#deps, proxyPickerFor(this.#pageSettings(), this.#deps.proxies));
+    const settings = this.#pageSettings();
+    this.#fetcher ??= fetcherFor(this.#deps, proxyPickerFor(settings, this.#deps.proxies), settings.request);
     return this.#fetcher(url, signal, beforeAttempt);
   }
 
@@ -335,7 +345,25 @@ export class RunWork {
       jobId: this.jobId,
       renderConfig: this.settings.renderConfig,
       proxyConfig: this.settings.proxyConfig,
+      request: this.#outgoing(),
     };
+  }
+
+  /** The job's request settings opened, once per run here; throws when its key is not configured (the run halts). */
+  #outgoing(): OutgoingRequest | null {
+    const stored = this.settings.request;
+    if (!stored) return null;
+    if (!this.#request) {
+      const opened = openRequest(this.#deps.box, this.jobId, stored);
+      this.#request = {
+        headers: opened.headers,
+        cookies: opened.cookies,
+        basicAuth: opened.basic_auth,
+        authOrigins: [...new Set(seedUrls(this.settings.source).map(originOf))],
+        userAgent: opened.user_agent,
+      };
+    }
+    return this.#request;
   }
 
   async #robotsAllow(url: string, signal: AbortSignal): Promise<boolean> {

@@ -3,6 +3,7 @@ import { createJobSchema, type RunHealth } from '@scrapejobs/contracts';
 import { newId } from '@scrapejobs/db';
 import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import express from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -45,7 +46,12 @@ async function signIn(accounts: Accounts, email: string) {
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  jobs = new JobsService(tdb.db, { enqueue: noop, cancel: noop }, { arm: noop, disarm: noop });
+  jobs = new JobsService(
+    tdb.db,
+    { enqueue: noop, cancel: noop },
+    { arm: noop, disarm: noop },
+    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
+  );
   const accounts = new Accounts(tdb.db);
   const deps: ConsoleDeps = {
     redis,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createJobSchema } from '@scrapejobs/contracts';
 import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
+import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import express from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -31,7 +32,12 @@ const unused = async (): Promise<never> => {
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  jobs = new JobsService(tdb.db, { enqueue: noop, cancel: noop }, { arm: noop, disarm: noop });
+  jobs = new JobsService(
+    tdb.db,
+    { enqueue: noop, cancel: noop },
+    { arm: noop, disarm: noop },
+    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
+  );
   const accounts = new Accounts(tdb.db);
   const deps: ConsoleDeps = {
     redis,

@@ -129,6 +129,18 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     kit.send(res, 200, runPage(await kit.page(req), job, run, urls, changes, state));
   });
 
+  // The PNG of a rendered URL (docs/api.md §14); the run page's thumbnails link here.
+  router.get('/jobs/:id/runs/:runId/screenshots/:n', async (req, res) => {
+    const { id, runId, n } = req.params;
+    const png = await jobs.screenshot(kit.owner(req), String(id), String(runId), String(n));
+    res.set({
+      'Content-Type': 'image/png',
+      'Content-Length': String(png.length),
+      'Cache-Control': 'private',
+    });
+    res.end(png);
+  });
+
   for (const action of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
     router.post(`/jobs/:id/${action}`, async (req, res) => {
       const id = String(req.params.id);

@@ -1,5 +1,5 @@
 import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contracts';
-import type { Job, Run } from '@scrapejobs/domain';
+import { type Job, type Run, toDetail } from '@scrapejobs/domain';
 import type { StoredResult } from '../deps.ts';
 import { emptyTrackingForm, type TrackingFormValues, trackingFieldset, trackingSettings } from './changes.ts';
 import { type CrawlFormValues, crawlFieldset, crawlSettings, emptyCrawlForm } from './crawl.ts';
@@ -7,6 +7,7 @@ import { badge, duration, plural, when } from './format.ts';
 import { healthHistory } from './health.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, type PageContext, page, postButton } from './layout.ts';
+import { renderSettings, requestSettings } from './request.ts';
 
 export const STATUSES: JobStatusName[] = ['scheduled', 'running', 'success', 'failed', 'paused'];
 /** docs/api.md §3.8: the states from which a run may start. */
@@ -80,7 +81,6 @@ export function jobDetailPage(
   previewRun: Run | undefined,
 ): SafeHtml {
   const { queries } = job;
-  const render = job.renderConfig as { enabled?: boolean; wait_strategy?: string } | null;
   const proxy = job.proxyConfig as {
     enabled?: boolean;
     rotation_strategy?: string;
@@ -131,10 +131,11 @@ ${actions}
   <dt>Source</dt><dd class="mono wrap">${job.source}</dd>
   <dt>Rate limit</dt><dd>${job.rateLimit} requests per minute</dd>
   <dt>Schedule</dt><dd>${describeSchedule(job.scheduling)}</dd>
-  <dt>Rendering</dt><dd>${render?.enabled ? `headless browser, wait for ${render.wait_strategy ?? 'load'}` : 'off (plain HTTP)'}</dd>
+  ${renderSettings(job.renderConfig)}
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
   ${crawlSettings(job.crawl)}
   ${trackingSettings(job.changeTracking)}
+  ${requestSettings(toDetail(job).request)}
 </dl>
 <table class="cards">
 <caption>Queries</caption>

@@ -15,7 +15,16 @@ import { type PageContext, page } from './layout.ts';
 const dash = html`<span class="muted">—</span>`;
 const orDash = (v: number | null) => (v === null ? dash : v);
 
-function urlRow(u: RunUrlView): SafeHtml {
+/**
+ * The console's address of a URL's screenshot: the API's `screenshot_url` ends with the URL's
+ * number (`…/screenshots/<n>`), which the console route takes as well.
+ */
+function screenshotPath(base: string, apiUrl: string): string {
+  return `${base}/screenshots/${encodeURIComponent(apiUrl.slice(apiUrl.lastIndexOf('/') + 1))}`;
+}
+
+function urlRow(u: RunUrlView, base: string, shots: boolean): SafeHtml {
+  const shot = u.screenshot_url && screenshotPath(base, u.screenshot_url);
   return html`<tr>
 <td data-label="URL"><span class="mono wrap">${u.url}</span>${u.parent_url ? html`<div class="muted small wrap">found on <span class="mono">${u.parent_url}</span></div>` : ''}</td>
 <td data-label="Status">${badge(u.status)}</td>
@@ -25,6 +34,7 @@ function urlRow(u: RunUrlView): SafeHtml {
 <td data-label="Duration">${u.duration_ms === null ? dash : duration(u.duration_ms)}</td>
 <td data-label="Fetched">${when(u.fetched_at)}</td>
 <td data-label="Error" class="wrap">${u.error ? html`<span><code>${u.error.code}</code> ${u.error.message}</span>` : dash}</td>
+${shots && html`<td data-label="Screenshot">${shot ? html`<a class="thumb" href="${shot}"><img src="${shot}" loading="lazy" width="120" alt="Screenshot of ${u.url}"></a>` : dash}</td>`}
 </tr>`;
 }
 
@@ -64,6 +74,8 @@ export function runPage(
     link: (type, cursor) => `${base}${query({ ...urlState, change: type, change_cursor: cursor })}#changes`,
   };
   const { error } = run;
+  // The column is there only when a URL of this page has a screenshot.
+  const shots = urls.items.some((u) => u.screenshot_url !== null);
   return page(
     ctx,
     'jobs',
@@ -98,8 +110,8 @@ ${
     ? html`<p class="empty">${state.status ? `No ${state.status} URLs.` : 'The run has no URLs yet.'}</p>`
     : html`<table class="cards urls">
 <caption class="visually-hidden">URLs of the run${state.status ? `, ${state.status}` : ''}, in the order accepted</caption>
-<thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col" class="num">Depth</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Records</th><th scope="col">Duration</th><th scope="col">Fetched</th><th scope="col">Error</th></tr></thead>
-<tbody>${urls.items.map(urlRow)}</tbody>
+<thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col" class="num">Depth</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Records</th><th scope="col">Duration</th><th scope="col">Fetched</th><th scope="col">Error</th>${shots && html`<th scope="col">Screenshot</th>`}</tr></thead>
+<tbody>${urls.items.map((u) => urlRow(u, base, shots))}</tbody>
 </table>`
 }
 ${urls.nextCursor && html`<p><a href="${base}${query({ status: state.status, cursor: urls.nextCursor, ...changeState })}">Next URLs →</a></p>`}

@@ -19,6 +19,7 @@ import {
 } from '@scrapejobs/contracts';
 import type { JobModel, RunModel } from '@scrapejobs/db';
 import { z } from 'zod';
+import { type StoredRequest, storedRequestSchema } from './jobs/request.ts';
 
 /** Why a URL or a run failed: a code of docs/api.md §6 and a message. */
 export interface RunFailure {
@@ -29,7 +30,7 @@ export interface RunFailure {
 /** A job with its JSON columns in the API's own types. */
 export type Job = Omit<
   JobModel,
-  'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl' | 'changeTracking'
+  'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl' | 'changeTracking' | 'request'
 > & {
   queries: Query[];
   scheduling: Scheduling | null;
@@ -37,6 +38,8 @@ export type Job = Omit<
   proxyConfig: ProxyConfig | null;
   crawl: Crawl | null;
   changeTracking: ChangeTracking | null;
+  /** Secrets sealed; shown masked (jobs/request.ts). */
+  request: StoredRequest | null;
 };
 
 /** A run with its JSON columns in the API's own types. */
@@ -56,6 +59,7 @@ const jobColumns = z.object({
   proxyConfig: proxyConfigSchema.nullable(),
   crawl: crawlSchema.nullable(),
   changeTracking: changeTrackingSchema.nullable(),
+  request: storedRequestSchema.nullable(),
 });
 
 const runColumns = z.object({

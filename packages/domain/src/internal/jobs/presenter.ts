@@ -1,5 +1,6 @@
 import type { JobDetail, JobListItem, RunView } from '@scrapejobs/contracts';
 import type { Job, Run } from '../model.ts';
+import { maskRequest } from './request.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -27,6 +28,7 @@ export function toDetail(job: Job): JobDetail {
     proxy_config: job.proxyConfig,
     crawl: job.crawl,
     change_tracking: job.changeTracking,
+    request: maskRequest(job.request),
     last_run_id: job.lastRunId,
     mode: job.mode,
   };

@@ -11,6 +11,7 @@ import {
   unknownKeyNames,
 } from '@scrapejobs/contracts';
 import { type Database, isId, newId, Prisma, type RunTrigger, transaction } from '@scrapejobs/db';
+import type { SecretBox } from '@scrapejobs/outbound';
 import { AppError, conflict, notFound, validationError } from '../errors.ts';
 import { type Job, type Run, toJob, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
@@ -19,9 +20,18 @@ import type { Owner } from '../principal.ts';
 import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
 import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
 import { nextRunAt } from './cron.ts';
+import { sealRequest } from './request.ts';
 import type { Scheduler } from './scheduler.ts';
 
 type Tx = Prisma.TransactionClient;
+
+export interface JobsServiceOptions {
+  /** Seals the secrets of a job's `request` (the key of webhook secrets). */
+  box: SecretBox;
+  /** PUBLIC_BASE_URL: the links in answers (a URL's screenshot). */
+  publicBaseUrl: string;
+  now?: () => Date;
+}
 
 /** What a planned time of a job's schedule did. */
 export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
@@ -49,17 +59,16 @@ export class JobsService {
   readonly #dispatcher: RunDispatcher;
   readonly #scheduler: Scheduler;
   readonly #now: () => Date;
+  readonly #box: SecretBox;
+  readonly #publicBaseUrl: string;
 
-  constructor(
-    db: Database,
-    dispatcher: RunDispatcher,
-    scheduler: Scheduler,
-    now: () => Date = () => new Date(),
-  ) {
+  constructor(db: Database, dispatcher: RunDispatcher, scheduler: Scheduler, options: JobsServiceOptions) {
     this.#db = db;
+    this.#box = options.box;
+    this.#publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
     this.#dispatcher = dispatcher;
     this.#scheduler = scheduler;
-    this.#now = now;
+    this.#now = options.now ?? (() => new Date());
   }
 
   /** One page of the owner's jobs, newest first, read straight into the list shape of docs/api.md §3.2. */
@@ -107,8 +116,9 @@ export class JobsService {
 
   async create(owner: Owner, input: CreateJobInput): Promise<Job> {
     const now = this.#now();
+    const id = newId('job', now.getTime());
     const job: Job = {
-      id: newId('job', now.getTime()),
+      id,
       userId: owner.userId,
       mode: owner.mode,
       name: input.name,
@@ -120,6 +130,7 @@ export class JobsService {
       proxyConfig: input.proxy_config,
       crawl: input.crawl,
       changeTracking: input.change_tracking,
+      request: sealRequest(this.#box, id, input.request, null, input.source),
       status: 'scheduled',
       createdAt: now,
       updatedAt: now,
@@ -131,10 +142,10 @@ export class JobsService {
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
-                               render_config, proxy_config, crawl, change_tracking, status, created_at,
-                               updated_at, next_run_at)
+                               render_config, proxy_config, crawl, change_tracking, request, status,
+                               created_at, updated_at, next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
-                     $14::jsonb, 'scheduled', $11, $11, $12)`,
+                     $14::jsonb, $15::jsonb, 'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -150,6 +161,7 @@ export class JobsService {
         job.nextRunAt?.toISOString() ?? null,
         jsonText(input.crawl),
         jsonText(input.change_tracking),
+        jsonText(job.request),
       ],
     };
     const unknown = keyIssues(input.change_tracking, input.queries);
@@ -177,6 +189,10 @@ export class JobsService {
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
       if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
       if (input.change_tracking !== undefined) data.changeTracking = jsonOrNull(input.change_tracking);
+      if (input.request !== undefined)
+        data.request = jsonOrNull(
+          sealRequest(this.#box, id, input.request, current.request, input.source ?? current.source),
+        );
       const unknown = keyIssues(
         input.change_tracking === undefined ? current.changeTracking : input.change_tracking,
         input.queries ?? current.queries,
@@ -227,13 +243,13 @@ export class JobsService {
                UPDATE jobs SET status = 'running', last_run_at = $4, last_run_id = $5, updated_at = $4,
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
-                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl),
+                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4,
                       jsonb_build_object('source', source, 'queries', queries, 'rate_limit', rate_limit,
                                          'render_config', render_config, 'proxy_config', proxy_config,
-                                         'crawl', crawl)
+                                         'crawl', crawl, 'request', request)
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started',
@@ -382,7 +398,21 @@ export class JobsService {
     query: RunUrlsQuery,
   ): Promise<Page<RunUrlView>> {
     await this.getRun(owner, jobId, runId);
-    return readRunUrls(this.#db, runId, query);
+    const screenshotUrl = (seq: number) =>
+      `${this.#publicBaseUrl}/jobs/${jobId}/runs/${runId}/screenshots/${seq}`;
+    return readRunUrls(this.#db, runId, query, screenshotUrl);
+  }
+
+  /** The PNG of one rendered URL of a run (docs/api.md §14); 404 when there is none. */
+  async screenshot(owner: Owner, jobId: string, runId: string, seq: string): Promise<Buffer> {
+    await this.getRun(owner, jobId, runId);
+    const n = /^(0|[1-9]\d{0,8})$/.test(seq) ? Number(seq) : null;
+    const shot =
+      n === null
+        ? null
+        : await this.#db.runScreenshot.findUnique({ where: { runId_seq: { runId, seq: n } } });
+    if (!shot) throw notFound('Screenshot');
+    return Buffer.from(shot.png);
   }
 
   /**

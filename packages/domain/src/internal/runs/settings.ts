@@ -10,6 +10,7 @@ import {
 } from '@scrapejobs/contracts';
 import type { JobModel } from '@scrapejobs/db';
 import { z } from 'zod';
+import { type StoredRequest, storedRequestSchema } from '../jobs/request.ts';
 
 /** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
 export interface RunSettings {
@@ -19,6 +20,8 @@ export interface RunSettings {
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
   crawl: Crawl | null;
+  /** Secrets sealed: a worker opens them with the key of webhook secrets (jobs/request.ts). */
+  request: StoredRequest | null;
 }
 
 const settingsSchema = z
@@ -29,6 +32,7 @@ const settingsSchema = z
     render_config: renderConfigSchema.nullable(),
     proxy_config: proxyConfigSchema.nullable(),
     crawl: crawlSchema.nullable().default(null),
+    request: storedRequestSchema.nullable().default(null),
   })
   .transform(
     (s): RunSettings => ({
@@ -38,6 +42,7 @@ const settingsSchema = z
       renderConfig: s.render_config,
       proxyConfig: s.proxy_config,
       crawl: s.crawl,
+      request: s.request,
     }),
   );
 
@@ -51,5 +56,6 @@ export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
       render_config: job.renderConfig,
       proxy_config: job.proxyConfig,
       crawl: job.crawl,
+      request: job.request,
     },
   );

@@ -40,10 +40,18 @@ export interface FoundUrl {
 }
 
 /** What a worker stores at once: outcomes, the records of those that succeeded, and the URLs they found. */
+/** A rendered URL's full-page PNG (render_config.screenshot). */
+export interface Screenshot {
+  seq: number;
+  png: Buffer;
+}
+
 export interface Batch {
   pages: readonly PageRows[];
   outcomes: readonly UrlOutcome[];
   found: readonly FoundUrl[];
+  /** Stored with their URL's outcome, like its records. */
+  screenshots?: readonly Screenshot[];
 }
 
 /**
@@ -109,6 +117,7 @@ export class RunStore {
           outcomes: [outcome],
           pages: batch.pages.filter((page) => page.urlIndex === outcome.seq),
           found: batch.found.filter((url) => url.parentSeq === outcome.seq),
+          screenshots: batch.screenshots?.filter((shot) => shot.seq === outcome.seq) ?? [],
         };
         try {
           lost += await this.#insertBatch(runId, jobId, one);
@@ -127,7 +136,11 @@ export class RunStore {
     }
   }
 
-  async #insertBatch(runId: string, jobId: string, { pages, outcomes, found }: Batch): Promise<number> {
+  async #insertBatch(
+    runId: string,
+    jobId: string,
+    { pages, outcomes, found, screenshots = [] }: Batch,
+  ): Promise<number> {
     if (outcomes.length === 0) return 0;
     const ids: string[] = [];
     const urls: string[] = [];
@@ -166,6 +179,8 @@ export class RunStore {
               data,
               scrapedAts,
             });
+      if (written > 0 && screenshots.length > 0)
+        await this.#writeScreenshots(client, runId, outcomes, screenshots);
       await client.query('COMMIT');
       return outcomes.length - written;
     } catch (err) {
@@ -174,6 +189,29 @@ export class RunStore {
     } finally {
       client.release();
     }
+  }
+
+  /** The screenshots of the URLs whose outcome this batch wrote (under this claim). */
+  async #writeScreenshots(
+    client: PoolClient,
+    runId: string,
+    outcomes: readonly UrlOutcome[],
+    screenshots: readonly Screenshot[],
+  ): Promise<void> {
+    const claims = new Map(outcomes.map((o) => [o.seq, o.claims]));
+    await client.query({
+      name: 'runs-save-screenshots',
+      text: `INSERT INTO run_screenshots (run_id, seq, png)
+             SELECT $1, s.seq, s.png FROM unnest($2::int[], $3::int[], $4::bytea[]) AS s(seq, claims, png)
+               JOIN run_urls u ON u.run_id = $1 AND u.seq = s.seq AND u.claims = s.claims AND u.status = 'success'
+             ON CONFLICT (run_id, seq) DO NOTHING`,
+      values: [
+        runId,
+        screenshots.map((shot) => shot.seq),
+        screenshots.map((shot) => claims.get(shot.seq) ?? -1),
+        screenshots.map((shot) => shot.png),
+      ],
+    });
   }
 
   async #writeBatch(

@@ -19,7 +19,8 @@ const STORED: Record<UrlStatusName, string[]> = {
 
 // The columns of an item, read from `u` (the URL) and `p` (the row it was found on, of any kind).
 const COLUMNS = `u.seq, u.url, u.status::text, u.depth, p.url, u.http_status, u.records, u.duration_ms,
-       to_char(u.fetched_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), u.error_code, u.error_message`;
+       to_char(u.fetched_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), u.error_code, u.error_message,
+       EXISTS (SELECT 1 FROM run_screenshots s WHERE s.run_id = u.run_id AND s.seq = u.seq)`;
 
 const ALL = `SELECT ${COLUMNS}
                FROM run_urls u LEFT JOIN run_urls p ON p.run_id = u.run_id AND p.seq = u.parent_seq
@@ -45,6 +46,7 @@ export async function readRunUrls(
   db: Database,
   runId: string,
   query: RunUrlsQuery,
+  screenshotUrl: (seq: number) => string,
 ): Promise<Page<RunUrlView>> {
   const after = decodePositionCursor(query.cursor) ?? -1;
   const values: unknown[] = [runId, query.limit + 1, after];
@@ -56,10 +58,10 @@ export async function readRunUrls(
     rowMode: 'array',
   });
   const page = pageOf(rows, query.limit, (c) => String(c[0]));
-  return { items: page.items.map(toRunUrlView), nextCursor: page.nextCursor };
+  return { items: page.items.map((c) => toRunUrlView(c, screenshotUrl)), nextCursor: page.nextCursor };
 }
 
-function toRunUrlView(c: unknown[]): RunUrlView {
+function toRunUrlView(c: unknown[], screenshotUrl: (seq: number) => string): RunUrlView {
   const status = c[2] === 'active' ? 'pending' : (c[2] as UrlStatusName);
   const code = c[9] as string | null;
   return {
@@ -72,5 +74,6 @@ function toRunUrlView(c: unknown[]): RunUrlView {
     duration_ms: c[7] as number | null,
     fetched_at: c[8] as string | null,
     error: code === null ? null : { code, message: (c[10] as string | null) ?? '' },
+    screenshot_url: c[11] ? screenshotUrl(c[0] as number) : null,
   };
 }
