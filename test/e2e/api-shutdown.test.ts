@@ -97,5 +97,6 @@ describe('API process shutdown', () => {
     expect(rows).toHaveLength(ROWS);
     expect(rows.at(-1)!.url).toBe(`https://example.com/${ROWS - 1}`);
     expect(await api.exited).toBe(0);
-  });
+    // Seeding 20,000 rows, starting the process and streaming them take 10 s on a quiet machine.
+  }, 60_000);
 });

@@ -508,11 +508,13 @@ describe('PUT and PATCH /jobs/{id}', () => {
 describe('DELETE /jobs/{id}', () => {
   it('deletes the job with its runs, then answers 404', async () => {
     const job = await createJob();
+    await api.listening;
     const run = await alice.post(`/jobs/${job.job_id}/run`);
     const res = await alice.delete(`/jobs/${job.job_id}`);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    expect(api.cancelled).toContain(run.body.run_id);
+    // Published before the answer; heard by the test's subscriber a moment later.
+    await until(async () => api.cancelled.includes(run.body.run_id) || null, 5_000);
     expect((await alice.get(`/jobs/${job.job_id}`)).status).toBe(404);
     expect((await alice.delete(`/jobs/${job.job_id}`)).status).toBe(404);
     expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(0);
@@ -601,6 +603,7 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
 
   it('pause of a running job cancels the run, emits job.paused and asks the worker to stop', async () => {
     const job = await createJob();
+    await api.listening;
     const run = (await alice.post(`/jobs/${job.job_id}/run`)).body;
     const res = await alice.post(`/jobs/${job.job_id}/pause`);
     expect(res.status).toBe(200);
@@ -609,7 +612,7 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
     const stored = await tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
     expect(stored.status).toBe('cancelled');
     expect(stored.finishedAt).not.toBeNull();
-    expect(api.cancelled).toContain(run.run_id);
+    await until(async () => api.cancelled.includes(run.run_id) || null, 5_000);
     const kinds = (await tdb.db.event.findMany({ where: { jobId: job.job_id }, orderBy: { id: 'asc' } })).map(
       (e) => e.kind,
     );
