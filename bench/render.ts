@@ -2,11 +2,14 @@
  * Rendering benchmark: pages per minute through the scraper worker's Renderer (Chromium via
  * puppeteer-cluster, every request through the safety proxy) on a local site of ~80 KB pages
  * with a little JavaScript. Run: `pnpm exec node bench/render.ts [--seconds 30]
- * [--concurrency 2] [--wait load]`. Prints a JSON summary, then a Markdown line.
+ * [--concurrency 2] [--wait load] [--actions 0|3]`. With `--actions 3` each page runs three
+ * render actions before its DOM is read (docs/api.md §14): a click on a "load more" button, a
+ * wait_for of what it adds, a scroll to the bottom. Prints a JSON summary, then a Markdown line.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import type { RenderAction } from '@scrapejobs/contracts';
 import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
 import { cpuModel, parseOptions, productItems, sampleAt } from './support.ts';
 
@@ -14,10 +17,20 @@ const args = parseOptions({
   seconds: '30',
   concurrency: '2',
   wait: 'load',
+  actions: '0',
 });
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
 const WAIT = args.wait as WaitStrategy;
+const ACTIONS: RenderAction[] =
+  args.actions === '3'
+    ? [
+        { type: 'click', selector: '#more' },
+        { type: 'wait_for', selector: '#extra li.more', timeout_ms: 10_000 },
+        { type: 'scroll', to: 'bottom', times: 1 },
+      ]
+    : [];
+if (args.actions !== '0' && args.actions !== '3') throw new Error('--actions is 0 or 3');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ITEMS = 400;
 const WARMUP_PAGES = 6;
@@ -29,7 +42,8 @@ function page(n: number): string {
 <body><header><h1>Catalogue ${n}</h1></header>
 <main><ul id="products">
 ${productItems(ITEMS)}
-</ul><ul id="extra"></ul></main>
+</ul><ul id="extra"></ul>
+<button id="more" onclick="const li = document.createElement('li'); li.className = 'more'; li.textContent = 'more ${n}'; document.getElementById('extra').append(li)">Load more</button></main>
 <script>setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
 </body></html>`;
 }
@@ -60,8 +74,11 @@ const renderOne = async () => {
     url: `${origin}/page/${n}`,
     waitStrategy: WAIT,
     waitTimeoutMs: 30_000,
+    actions: ACTIONS,
   });
   if (!result.html.includes(`<li>added ${n}</li>`)) throw new Error(`page ${n} lacks its script-made item`);
+  if (ACTIONS.length > 0 && !result.html.includes(`>more ${n}</li>`))
+    throw new Error(`page ${n} lacks the item its click added`);
 };
 
 // Warm-up: Chromium's first pages are slower (process start, caches).
@@ -95,6 +112,7 @@ const pagesPerMinute = Math.round((latencies.length / elapsed) * 60);
 const summary = {
   page: { bytes: Buffer.byteLength(page(0)), items: ITEMS, subresources: 2 },
   waitStrategy: WAIT,
+  actions: ACTIONS.map((a) => a.type),
   browserConcurrency: CONCURRENCY,
   seconds: Math.round(elapsed * 10) / 10,
   pages: latencies.length,
@@ -109,5 +127,5 @@ const summary = {
 };
 console.log(JSON.stringify(summary, null, 2));
 console.log(
-  `\n| render (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page) | ${pagesPerMinute} pages/min | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
+  `\n| render (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page, ${ACTIONS.length} actions) | ${pagesPerMinute} pages/min | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
 );
