@@ -5,6 +5,8 @@ import { z } from 'zod';
 
 export const workerEnvSchema = z.object({
   ...commonEnv,
+  /** Runs of jobs without `retention_days` that ended longer ago are deleted (docs/api.md §15); 0 keeps them. */
+  RESULTS_RETENTION_DAYS: envInt(0, 36_500).default(0),
   /** Opens the secrets of jobs' `request` (the API seals them with this key); unset: the public development key. */
   WEBHOOK_SECRET_KEY: secretKeyEnv.optional(),
   /** Earlier keys, comma-separated, still accepted for secrets sealed before a rotation. */

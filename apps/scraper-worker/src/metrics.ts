@@ -30,6 +30,18 @@ export function scraperMetrics(
       [1, 5, 15, 60, 300, 900, 1800, 3600],
       ['status'],
     ),
+    retentionRows: counter(
+      registry,
+      'retention_deleted_rows_total',
+      'Rows deleted by the retention sweep (docs/api.md §15), by table.',
+      ['table'],
+    ),
+    retentionBytes: counter(
+      registry,
+      'retention_deleted_bytes_total',
+      'Bytes of the rows deleted by the retention sweep (as stored, pg_column_size), by table.',
+      ['table'],
+    ),
     extractionThreadEnds: counter(
       registry,
       'scraper_extraction_threads_ended_total',

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
-import { Frontier, RunAnalysis, RunStore } from '@scrapejobs/domain';
+import { Frontier, RetentionSweep, RunAnalysis, RunStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
@@ -19,6 +19,8 @@ import { UrlLeases } from './run/url-leases.ts';
 const ANALYSIS_POLL_MS = 1_000;
 /** A run's analysis (one statement) may take this long: 1,000,000 records against as many take about 5 s. */
 const ANALYSIS_TIMEOUT_MS = 10 * 60_000;
+/** How often a worker deletes runs past their retention (any worker; they skip each other's runs). */
+const RETENTION_EVERY_MS = 10 * 60_000;
 
 /**
  * A scraper worker process, every part built once: start takes URLs from the frontier; stop
@@ -35,7 +37,10 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
   // Loaded on first use, so processes that never render never load puppeteer or Chromium.
   let renderer: Promise<Renderer> | null = null;
   let rendererReady: Renderer | null = null;
-  const { pages, runDuration, extractionThreadEnds } = scraperMetrics(registry, () => rendererReady?.stats());
+  const { pages, runDuration, extractionThreadEnds, retentionRows, retentionBytes } = scraperMetrics(
+    registry,
+    () => rendererReady?.stats(),
+  );
 
   const extractor = new PageExtractor({
     threads: config.EXTRACTION_THREADS,
@@ -89,6 +94,15 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     queryTimeoutMs: ANALYSIS_TIMEOUT_MS,
   });
   const analyst = new Analyst(new RunAnalysis(analysisDb, config.PUBLIC_BASE_URL), log);
+  const retention = new RetentionSweep(db, { defaultDays: config.RESULTS_RETENTION_DAYS });
+  const sweep = async () => {
+    const { runs, deleted } = await retention.sweep();
+    for (const { table, rows, bytes } of deleted) {
+      retentionRows.inc({ table }, rows);
+      retentionBytes.inc({ table }, bytes);
+    }
+    if (runs > 0) log.info({ runs, deleted }, 'deleted runs past their retention');
+  };
 
   const timers: (() => void)[] = [];
   const every = (ms: number, task: () => Promise<unknown>, failure: string) =>
@@ -114,6 +128,10 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       );
       every(leases.renewEveryMs, () => leases.renew(), 'could not renew places');
       every(ANALYSIS_POLL_MS, () => analyst.work(), 'could not look for runs to analyse');
+      every(RETENTION_EVERY_MS, sweep, 'could not delete runs past their retention');
+      sweep().catch((err: Error) =>
+        log.warn({ err: err.message }, 'could not delete runs past their retention'),
+      );
       ops = await startOpsServer({
         port: config.METRICS_PORT,
         registry,

@@ -116,6 +116,7 @@ const jobFields = {
   crawl: crawlSchema.nullable(),
   change_tracking: changeTrackingSchema.nullable(),
   request: requestSchema.nullable(),
+  retention_days: z.int().min(1).max(3650).nullable(),
 };
 
 /** POST /jobs body (docs/api.md §3.1). */
@@ -128,6 +129,7 @@ export const createJobSchema = z.strictObject({
   crawl: jobFields.crawl.default(null),
   change_tracking: jobFields.change_tracking.default(null),
   request: jobFields.request.default(null),
+  retention_days: jobFields.retention_days.default(null),
 });
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
@@ -204,6 +206,10 @@ export const jobDetailSchema = jobListItemSchema.extend({
   request: requestSchema
     .nullable()
     .describe('secret values (header and cookie values, the password) read "********"'),
+  retention_days: z
+    .int()
+    .nullable()
+    .describe("runs that ended longer ago are deleted; null: the operator's setting"),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
 });

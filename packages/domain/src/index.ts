@@ -63,6 +63,12 @@ export {
   seedUrls,
   type UrlKindName,
 } from './internal/runs/frontier.ts';
+export {
+  type RetentionOptions,
+  RetentionSweep,
+  type RetentionTable,
+  type SweepResult,
+} from './internal/runs/retention.ts';
 export type { RunSettings } from './internal/runs/settings.ts';
 export {
   type Batch,

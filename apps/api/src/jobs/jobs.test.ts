@@ -76,6 +76,7 @@ describe('POST /jobs', () => {
       crawl: null,
       change_tracking: null,
       request: null,
+      retention_days: null,
       mode: 'test',
     });
   });

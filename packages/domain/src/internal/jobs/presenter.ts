@@ -29,6 +29,7 @@ export function toDetail(job: Job): JobDetail {
     crawl: job.crawl,
     change_tracking: job.changeTracking,
     request: maskRequest(job.request),
+    retention_days: job.retentionDays,
     last_run_id: job.lastRunId,
     mode: job.mode,
   };

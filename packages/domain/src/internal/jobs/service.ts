@@ -131,6 +131,7 @@ export class JobsService {
       crawl: input.crawl,
       changeTracking: input.change_tracking,
       request: sealRequest(this.#box, id, input.request, null, input.source),
+      retentionDays: input.retention_days,
       status: 'scheduled',
       createdAt: now,
       updatedAt: now,
@@ -142,10 +143,10 @@ export class JobsService {
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
-                               render_config, proxy_config, crawl, change_tracking, request, status,
-                               created_at, updated_at, next_run_at)
+                               render_config, proxy_config, crawl, change_tracking, request, retention_days,
+                               status, created_at, updated_at, next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
-                     $14::jsonb, $15::jsonb, 'scheduled', $11, $11, $12)`,
+                     $14::jsonb, $15::jsonb, $16, 'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -162,6 +163,7 @@ export class JobsService {
         jsonText(input.crawl),
         jsonText(input.change_tracking),
         jsonText(job.request),
+        job.retentionDays,
       ],
     };
     const unknown = keyIssues(input.change_tracking, input.queries);
@@ -189,6 +191,7 @@ export class JobsService {
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
       if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
       if (input.change_tracking !== undefined) data.changeTracking = jsonOrNull(input.change_tracking);
+      if (input.retention_days !== undefined) data.retentionDays = input.retention_days;
       if (input.request !== undefined)
         data.request = jsonOrNull(
           sealRequest(this.#box, id, input.request, current.request, input.source ?? current.source),
@@ -385,7 +388,9 @@ export class JobsService {
   /** One run of one of the owner's jobs; 404 for another owner's, or for a run of another job. */
   async getRun(owner: Owner, jobId: string, runId: string): Promise<Run> {
     await this.get(owner, jobId);
-    const run = isId('run', runId) ? await this.#db.run.findFirst({ where: { id: runId, jobId } }) : null;
+    const run = isId('run', runId)
+      ? await this.#db.run.findFirst({ where: { id: runId, jobId, deleting: false } })
+      : null;
     if (!run) throw notFound('Run');
     return toRun(run);
   }
@@ -441,7 +446,7 @@ export class JobsService {
     await this.get(owner, id);
     const before = decodeCursor('run', opts.cursor);
     const rows = await this.#db.run.findMany({
-      where: { jobId: id, ...(before && { id: { lt: before } }) },
+      where: { jobId: id, deleting: false, ...(before && { id: { lt: before } }) },
       orderBy: { id: 'desc' },
       take: opts.limit + 1,
     });

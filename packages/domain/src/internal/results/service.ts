@@ -217,7 +217,7 @@ export class ResultsService {
   async #pickRun(jobId: string, runId: string | undefined): Promise<RunModel | null> {
     if (runId !== undefined) return this.#runOf(jobId, runId);
     return this.#db.run.findFirst({
-      where: { jobId, status: { in: [...ENDED] } },
+      where: { jobId, status: { in: [...ENDED] }, deleting: false },
       orderBy: { id: 'desc' },
     });
   }
@@ -230,7 +230,7 @@ export class ResultsService {
 
   #findRun(jobId: string, runId: string): Promise<RunModel | null> {
     return isId('run', runId)
-      ? this.#db.run.findFirst({ where: { id: runId, jobId } })
+      ? this.#db.run.findFirst({ where: { id: runId, jobId, deleting: false } })
       : Promise.resolve(null);
   }
 }

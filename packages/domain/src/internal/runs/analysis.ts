@@ -140,7 +140,8 @@ export class RunAnalysis {
       name: 'analysis-earlier',
       text: `SELECT e.id, e.status, e.results_count, e.query_matches
                FROM runs r JOIN runs e ON e.job_id = r.job_id
-              WHERE r.id = $1 AND e.status IN ('success', 'failed') AND (e.finished_at, e.id) < (r.finished_at, r.id)
+              WHERE r.id = $1 AND e.status IN ('success', 'failed') AND NOT e.deleting
+                AND (e.finished_at, e.id) < (r.finished_at, r.id)
               ORDER BY e.finished_at DESC, e.id DESC LIMIT ${HISTORY * 10}`,
       values: [run.id],
     });
