@@ -195,7 +195,10 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   };
 }
 
-/** URLs of running runs waiting for a worker (pending) or in a worker's hands (active), fleet-wide. */
+/**
+ * URLs of running runs waiting for a worker (pending) or in a worker's hands (active), fleet-wide;
+ * and the disk the stored runs take.
+ */
 function registerFrontierMetrics(registry: Registry, db: Database): void {
   new Gauge({
     name: 'scrape_urls',
@@ -209,6 +212,19 @@ function registerFrontierMetrics(registry: Registry, db: Database): void {
       );
       const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
       for (const state of ['pending', 'active']) this.set({ state }, counts.get(state) ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'scrape_results_bytes',
+    help: "Disk used by stored runs' data, by table (with its indexes and TOAST): results, run_urls, run_changes, run_screenshots.",
+    labelNames: ['table'] as const,
+    registers: [registry],
+    async collect() {
+      const { rows } = await db.pool.query<{ name: string; bytes: string }>(
+        `SELECT t AS name, pg_total_relation_size(t::regclass)::text AS bytes
+           FROM unnest(ARRAY['results', 'run_urls', 'run_changes', 'run_screenshots']) AS t`,
+      );
+      for (const row of rows) this.set({ table: row.name }, Number(row.bytes));
     },
   });
 }
