@@ -1,11 +1,14 @@
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { Database } from '@scrapejobs/db';
+import type { Scope } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import { Redis } from 'ioredis';
 import { type ApiConfig, apiEnvSchema } from '../../apps/api/src/config.ts';
 import { createApiRuntime } from '../../apps/api/src/runtime.ts';
-import { REDIS_URL } from './redis.ts';
+import { type Client, client } from './client.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { REDIS_URL, testPrefix } from './redis.ts';
 
 export interface TestApiOptions {
   db: Database;
@@ -60,6 +63,35 @@ export function buildTestApi(opts: TestApiOptions) {
     async close() {
       listener.disconnect();
       await runtime.stop();
+    },
+  };
+}
+
+export interface ApiFixture {
+  tdb: TestDatabase;
+  api: ReturnType<typeof buildTestApi>;
+  /** The API's Redis prefix (QUEUE_PREFIX), for a second API on the same test's data. */
+  prefix: string;
+  /** A client with a new API key of `email` in `mode` with `scopes` (by default jobs:read and jobs:write). */
+  keyClient(email: string, mode?: 'test' | 'live', scopes?: Scope[]): Promise<Client>;
+  close(): Promise<void>;
+}
+
+/** The test API on a private database and Redis prefix; `close` stops it and removes both. */
+export async function apiFixture(): Promise<ApiFixture> {
+  const tdb = await createTestDatabase();
+  const prefix = testPrefix();
+  const api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  return {
+    tdb,
+    api,
+    prefix: prefix.prefix,
+    keyClient: async (email, mode = 'test', scopes = ['jobs:read', 'jobs:write']) =>
+      client(api.app, (await api.keys.create({ email, mode, scopes, name: 'k' })).token),
+    async close() {
+      await api.close();
+      await tdb.drop();
+      await prefix.cleanup();
     },
   };
 }

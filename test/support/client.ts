@@ -16,6 +16,8 @@ export function client(app: Express, token: string) {
   };
 }
 
+export type Client = ReturnType<typeof client>;
+
 export const validJob = (over: Record<string, unknown> = {}) => ({
   name: 'Example',
   source: 'https://example.com/items',

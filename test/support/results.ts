@@ -1,41 +1,24 @@
 // Test fixtures: the real API on a private database, with runs and results written straight into it.
 import { type Database, newId, type RunStatus } from '@scrapejobs/db';
-import { buildTestApi } from './api.ts';
-import { client, validJob } from './client.ts';
-import { createTestDatabase, type TestDatabase } from './database.ts';
-import { testPrefix } from './redis.ts';
+import { type ApiFixture, apiFixture } from './api.ts';
+import { type Client, validJob } from './client.ts';
 
-export type Client = ReturnType<typeof client>;
+export type { Client };
 
-export interface Fixture {
-  tdb: TestDatabase;
-  api: ReturnType<typeof buildTestApi>;
+export interface Fixture extends ApiFixture {
   alice: Client;
   aliceLive: Client;
   bob: Client;
-  close(): Promise<void>;
 }
 
+/** The test API with keys of alice (test and live mode) and bob, each with jobs:read and jobs:write. */
 export async function startFixture(): Promise<Fixture> {
-  const tdb = await createTestDatabase();
-  const prefix = testPrefix();
-  const api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  const key = async (email: string, mode: 'test' | 'live') =>
-    client(
-      api.app,
-      (await api.keys.create({ email, mode, scopes: ['jobs:read', 'jobs:write'], name: 'k' })).token,
-    );
+  const fixture = await apiFixture();
   return {
-    tdb,
-    api,
-    alice: await key('alice@example.com', 'test'),
-    aliceLive: await key('alice@example.com', 'live'),
-    bob: await key('bob@example.com', 'test'),
-    async close() {
-      await api.close();
-      await tdb.drop();
-      await prefix.cleanup();
-    },
+    ...fixture,
+    alice: await fixture.keyClient('alice@example.com'),
+    aliceLive: await fixture.keyClient('alice@example.com', 'live'),
+    bob: await fixture.keyClient('bob@example.com'),
   };
 }
 

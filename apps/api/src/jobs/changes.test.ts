@@ -1,33 +1,24 @@
 import { newId } from '@scrapejobs/db';
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
+import { type Client, validJob } from '../../../../test/support/client.ts';
 
 // The job field `change_tracking`, the changes of a run and `changes=` on downloads (docs/api.md
 // §13) through the API: stored, validated, and their unhappy paths. The comparison itself runs in
 // the workers: packages/domain runs/analysis.test.ts and test/e2e/changes.test.ts.
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-let alice: ReturnType<typeof client>;
-let bob: ReturnType<typeof client>;
-const prefix = testPrefix();
+let f: ApiFixture;
+let alice: Client;
+let bob: Client;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  f = await apiFixture();
   const scopes = ['jobs:read', 'jobs:write', 'webhooks:read', 'webhooks:write'] as const;
-  const key = async (email: string) =>
-    client(api.app, (await api.keys.create({ email, mode: 'test', scopes: [...scopes], name: 'k' })).token);
-  alice = await key('alice@example.com');
-  bob = await key('bob@example.com');
+  alice = await f.keyClient('alice@example.com', 'test', [...scopes]);
+  bob = await f.keyClient('bob@example.com', 'test', [...scopes]);
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
 const QUERIES = [
@@ -44,7 +35,7 @@ async function createJob(over: Record<string, unknown> = {}) {
 /** A run of the job that ended, compared or not. */
 async function endedRun(jobId: string, compared: boolean) {
   const id = newId('run');
-  await tdb.db.run.create({
+  await f.tdb.db.run.create({
     data: {
       id,
       jobId,
@@ -58,7 +49,7 @@ async function endedRun(jobId: string, compared: boolean) {
     },
   });
   if (compared)
-    await tdb.db.runChange.create({
+    await f.tdb.db.runChange.create({
       data: {
         runId: id,
         seq: 0,

@@ -1,35 +1,22 @@
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
+import { validJob } from '../../../../test/support/client.ts';
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-const prefix = testPrefix();
+let f: ApiFixture;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  f = await apiFixture();
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
-
-const keyClient = async (email: string) =>
-  client(
-    api.app,
-    (await api.keys.create({ email, mode: 'test', scopes: ['jobs:read', 'jobs:write'], name: 'k' })).token,
-  );
 
 // Cheap to write, costly to evaluate even on the empty page a compile runs it on.
 const EXPENSIVE = 'count((1 to 100000000)[. mod 7 = 0])';
 
 describe('compiling queries on create and update', () => {
   it('refuses each of 50 expensive queries at its path, with the budget naming the ones never compiled', async () => {
-    const mallory = await keyClient('mallory@example.com');
+    const mallory = await f.keyClient('mallory@example.com');
     const queries = Array.from({ length: 50 }, (_, i) => ({
       name: `q${i}`,
       type: 'xpath',
@@ -45,8 +32,8 @@ describe('compiling queries on create and update', () => {
   });
 
   it("compiles another user's job at once while one user's expensive queries hold a compile thread", async () => {
-    const mallory = await keyClient('mallory2@example.com');
-    const alice = await keyClient('alice@example.com');
+    const mallory = await f.keyClient('mallory2@example.com');
+    const alice = await f.keyClient('alice@example.com');
     const queries = Array.from({ length: 10 }, (_, i) => ({
       name: `q${i}`,
       type: 'xpath',
@@ -66,7 +53,7 @@ describe('compiling queries on create and update', () => {
   });
 
   it('refuses an expensive query on update at its path and keeps the job as it was', async () => {
-    const alice = await keyClient('alice3@example.com');
+    const alice = await f.keyClient('alice3@example.com');
     const job = (await alice.post('/jobs', validJob())).body;
     const res = await alice.patch(`/jobs/${job.job_id}`, {
       queries: [

@@ -1,31 +1,18 @@
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
+import { type Client, validJob } from '../../../../test/support/client.ts';
 
 // The job field `crawl` (docs/api.md §11) through the API: stored, returned, validated, snapshotted.
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-let alice: ReturnType<typeof client>;
-const prefix = testPrefix();
+let f: ApiFixture;
+let alice: Client;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  const { token } = await api.keys.create({
-    email: 'crawler@example.com',
-    mode: 'test',
-    scopes: ['jobs:read', 'jobs:write'],
-    name: 'k',
-  });
-  alice = client(api.app, token);
+  f = await apiFixture();
+  alice = await f.keyClient('crawler@example.com');
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
 const FOLLOW = [{ type: 'css', query: 'a.next::attr(href)' }];
@@ -114,7 +101,7 @@ describe('the crawl field', () => {
     const run = (await alice.post(`/jobs/${job.job_id}/run`)).body;
     expect(run.status).toBe('running');
     await alice.patch(`/jobs/${job.job_id}`, { crawl: null });
-    const stored = await tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
+    const stored = await f.tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
     expect(stored.settings).toEqual({
       source: 'https://example.com/items',
       queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
@@ -129,7 +116,7 @@ describe('the crawl field', () => {
   it('is null in the run settings of a job without a crawl', async () => {
     const job = await createJob();
     const run = (await alice.post(`/jobs/${job.job_id}/run`)).body;
-    const stored = await tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
+    const stored = await f.tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
     expect(stored.settings).toEqual(expect.objectContaining({ crawl: null }));
   });
 });

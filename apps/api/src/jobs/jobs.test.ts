@@ -1,46 +1,21 @@
-import type { Scope } from '@scrapejobs/domain';
-import type { Express } from 'express';
 import { buildTestApi } from '../../../../test/support/api.ts';
 import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
 import { until } from '../../../../test/support/processes.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type Fixture, startFixture } from '../../../../test/support/results.ts';
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-let app: Express;
-const prefix = testPrefix();
-let alice: ReturnType<typeof client>;
-let aliceLive: ReturnType<typeof client>;
-let bob: ReturnType<typeof client>;
+let f: Fixture;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  app = api.app;
-  alice = await keyClient('alice@example.com');
-  aliceLive = await keyClient('alice@example.com', 'live');
-  bob = await keyClient('bob@example.com');
+  f = await startFixture();
 });
 
-/** A client with a new key of `email` in `mode`, with `scopes`. */
-async function keyClient(
-  email: string,
-  mode: 'test' | 'live' = 'test',
-  scopes: Scope[] = ['jobs:read', 'jobs:write'],
-) {
-  return client(app, (await api.keys.create({ email, mode, scopes, name: 'k' })).token);
-}
-
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function createJob(c = alice, over: Record<string, unknown> = {}) {
+async function createJob(c = f.alice, over: Record<string, unknown> = {}) {
   const res = await c.post('/jobs', validJob(over));
   expect(res.status).toBe(201);
   return res.body as Record<string, unknown> & { job_id: string };
@@ -48,7 +23,10 @@ async function createJob(c = alice, over: Record<string, unknown> = {}) {
 
 describe('POST /jobs', () => {
   it('creates a scheduled job with defaults filled in and a Location header', async () => {
-    const res = await alice.post('/jobs', validJob({ render_config: { enabled: true }, proxy_config: null }));
+    const res = await f.alice.post(
+      '/jobs',
+      validJob({ render_config: { enabled: true }, proxy_config: null }),
+    );
     expect(res.status).toBe(201);
     expect(res.headers.location).toBe(`/jobs/${res.body.job_id}`);
     expect(res.body).toEqual({
@@ -82,7 +60,7 @@ describe('POST /jobs', () => {
   });
 
   it('trims the name and normalises scheduling (sorted values, minutes default [0], UTC)', async () => {
-    const res = await alice.post(
+    const res = await f.alice.post(
       '/jobs',
       validJob({ name: '  spaced  ', scheduling: { hours: [5, 1], days: [] } }),
     );
@@ -92,7 +70,7 @@ describe('POST /jobs', () => {
   });
 
   it('accepts a fractional rate limit and every query type', async () => {
-    const res = await alice.post(
+    const res = await f.alice.post(
       '/jobs',
       validJob({
         rate_limit: 0.5,
@@ -109,7 +87,7 @@ describe('POST /jobs', () => {
   });
 
   it('accepts the lowest rate limit, one request in 1,000 minutes', async () => {
-    const res = await alice.post('/jobs', validJob({ rate_limit: 0.001 }));
+    const res = await f.alice.post('/jobs', validJob({ rate_limit: 0.001 }));
     expect(res.status).toBe(201);
     expect(res.body.rate_limit).toBe(0.001);
   });
@@ -253,7 +231,7 @@ describe('POST /jobs', () => {
   ];
 
   it.each(invalid)('rejects %s with a 400 at the field path', async (_name, body, path) => {
-    const res = await alice.post('/jobs', body);
+    const res = await f.alice.post('/jobs', body);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
     expect(typeof res.body.message).toBe('string');
@@ -262,7 +240,7 @@ describe('POST /jobs', () => {
   });
 
   it('reports every violation at once', async () => {
-    const res = await alice.post('/jobs', {
+    const res = await f.alice.post('/jobs', {
       name: '',
       source: 'nope',
       queries: [
@@ -287,14 +265,14 @@ describe('POST /jobs', () => {
 
   it('accepts proxies only when the operator configured one for the country', async () => {
     const proxied = buildTestApi({
-      db: tdb.db,
-      prefix: prefix.prefix,
+      db: f.tdb.db,
+      prefix: f.prefix,
       proxies: [{ url: 'http://127.0.0.1:9', country: 'DE' }],
     });
     try {
       const c = client(
         proxied.app,
-        (await api.keys.create({ email: 'p@example.com', mode: 'test', scopes: ['jobs:write'], name: 'p' }))
+        (await f.api.keys.create({ email: 'p@example.com', mode: 'test', scopes: ['jobs:write'], name: 'p' }))
           .token,
       );
       const ok = await c.post('/jobs', validJob({ proxy_config: { enabled: true, geo_targeting: 'de' } }));
@@ -315,7 +293,7 @@ describe('POST /jobs', () => {
 
 describe('GET /jobs/status', () => {
   it('gives a user without jobs an empty page', async () => {
-    const c = await keyClient('empty@example.com', 'test', ['jobs:read']);
+    const c = await f.keyClient('empty@example.com', 'test', ['jobs:read']);
     const res = await c.get('/jobs/status');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -323,7 +301,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('lists only the caller jobs in the caller mode, newest first, with cursor paging', async () => {
-    const c = await keyClient('lister@example.com');
+    const c = await f.keyClient('lister@example.com');
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await createJob(c, { name: `job ${i}` })).job_id);
     const first = await c.get('/jobs/status?limit=2');
@@ -353,7 +331,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('filters by status', async () => {
-    const c = await keyClient('filter@example.com');
+    const c = await f.keyClient('filter@example.com');
     const a = await createJob(c);
     await createJob(c);
     expect((await c.post(`/jobs/${a.job_id}/pause`)).status).toBe(200);
@@ -363,7 +341,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('gives each job the very fields and values of its detail, in every state', async () => {
-    const c = await keyClient('fields@example.com');
+    const c = await f.keyClient('fields@example.com');
     const plain = await createJob(c, { name: 'plain' });
     const timed = await createJob(c, {
       name: 'timed',
@@ -371,7 +349,7 @@ describe('GET /jobs/status', () => {
     });
     const ran = await createJob(c, { name: 'ran' });
     expect((await c.post(`/jobs/${ran.job_id}/run`)).status).toBe(202);
-    await tdb.db.job.update({ where: { id: ran.job_id }, data: { resultsCount: 1234 } });
+    await f.tdb.db.job.update({ where: { id: ran.job_id }, data: { resultsCount: 1234 } });
     const listed = (await c.get('/jobs/status')).body.jobs as Record<string, unknown>[];
     expect(listed.map((j) => j.job_id)).toEqual([ran.job_id, timed.job_id, plain.job_id]);
     for (const item of listed) {
@@ -384,7 +362,7 @@ describe('GET /jobs/status', () => {
   });
 
   it('filters by status and pages with a cursor together', async () => {
-    const c = await keyClient('both@example.com');
+    const c = await f.keyClient('both@example.com');
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await createJob(c, { name: `p${i}` })).job_id);
     await createJob(c, { name: 'not paused' });
@@ -402,13 +380,13 @@ describe('GET /jobs/status', () => {
   });
 
   it('keeps other users and the other mode out', async () => {
-    const mine = await createJob(alice);
-    const live = await createJob(aliceLive);
-    const bobs = (await bob.get('/jobs/status?limit=1000')).body.jobs.map(
+    const mine = await createJob(f.alice);
+    const live = await createJob(f.aliceLive);
+    const bobs = (await f.bob.get('/jobs/status?limit=1000')).body.jobs.map(
       (j: { job_id: string }) => j.job_id,
     );
     expect(bobs).not.toContain(mine.job_id);
-    const liveIds = (await aliceLive.get('/jobs/status?limit=1000')).body.jobs.map(
+    const liveIds = (await f.aliceLive.get('/jobs/status?limit=1000')).body.jobs.map(
       (j: { job_id: string }) => j.job_id,
     );
     expect(liveIds).toEqual([live.job_id]);
@@ -422,7 +400,7 @@ describe('GET /jobs/status', () => {
     ['cursor=garbage', 'cursor'],
     ['sort=asc', 'sort'],
   ])('rejects ?%s at %s', async (qs, path) => {
-    const res = await alice.get(`/jobs/status?${qs}`);
+    const res = await f.alice.get(`/jobs/status?${qs}`);
     expect(res.status).toBe(400);
     expect(res.body.details).toHaveProperty([path]);
   });
@@ -431,14 +409,14 @@ describe('GET /jobs/status', () => {
 describe('GET /jobs/{id}', () => {
   it('returns the detail of an own job', async () => {
     const job = await createJob();
-    const res = await alice.get(`/jobs/${job.job_id}`);
+    const res = await f.alice.get(`/jobs/${job.job_id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(job);
   });
 
   it.each([
-    ['another user', () => bob],
-    ['the other mode of the same user', () => aliceLive],
+    ['another user', () => f.bob],
+    ['the other mode of the same user', () => f.aliceLive],
   ])('is 404 for %s', async (_n, who) => {
     const job = await createJob();
     const res = await who().get(`/jobs/${job.job_id}`);
@@ -453,7 +431,7 @@ describe('GET /jobs/{id}', () => {
     "job_'; drop table jobs;--",
     'run_01JDQ3ZZZZZZZZZZZZZZZZZZZZ',
   ])('is 404 for unknown or malformed id %s', async (id) => {
-    const res = await alice.get(`/jobs/${encodeURIComponent(id)}`);
+    const res = await f.alice.get(`/jobs/${encodeURIComponent(id)}`);
     expect(res.status).toBe(404);
     expect(res.body.error).toBe('not_found');
   });
@@ -461,8 +439,8 @@ describe('GET /jobs/{id}', () => {
 
 describe('PUT and PATCH /jobs/{id}', () => {
   it('changes only the given fields and ignores read-only ones sent back', async () => {
-    const job = await createJob(alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
-    const res = await alice.put(`/jobs/${job.job_id}`, {
+    const job = await createJob(f.alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
+    const res = await f.alice.put(`/jobs/${job.job_id}`, {
       ...job,
       name: 'Renamed',
       status: 'failed',
@@ -479,8 +457,8 @@ describe('PUT and PATCH /jobs/{id}', () => {
   });
 
   it('clears scheduling, render_config and proxy_config with null (PATCH too)', async () => {
-    const job = await createJob(alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
-    const res = await alice.patch(`/jobs/${job.job_id}`, { scheduling: null, render_config: null });
+    const job = await createJob(f.alice, { scheduling: { hours: [3] }, render_config: { enabled: true } });
+    const res = await f.alice.patch(`/jobs/${job.job_id}`, { scheduling: null, render_config: null });
     expect(res.status).toBe(200);
     expect(res.body.scheduling).toBeNull();
     expect(res.body.render_config).toBeNull();
@@ -489,62 +467,62 @@ describe('PUT and PATCH /jobs/{id}', () => {
 
   it('validates like create', async () => {
     const job = await createJob();
-    const res = await alice.put(`/jobs/${job.job_id}`, {
+    const res = await f.alice.put(`/jobs/${job.job_id}`, {
       queries: [{ name: 'a', type: 'xpath', query: '//[' }],
       name: null,
       typo: 1,
     });
     expect(res.status).toBe(400);
     expect(Object.keys(res.body.details).sort()).toEqual(['name', 'queries[0].query', 'typo']);
-    expect((await alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
+    expect((await f.alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
   });
 
   it('is 404 for another user job and leaves it unchanged', async () => {
     const job = await createJob();
-    expect((await bob.put(`/jobs/${job.job_id}`, { name: 'x' })).status).toBe(404);
-    expect((await alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
+    expect((await f.bob.put(`/jobs/${job.job_id}`, { name: 'x' })).status).toBe(404);
+    expect((await f.alice.get(`/jobs/${job.job_id}`)).body.name).toBe('Example');
   });
 });
 
 describe('DELETE /jobs/{id}', () => {
   it('deletes the job with its runs, then answers 404', async () => {
     const job = await createJob();
-    await api.listening;
-    const run = await alice.post(`/jobs/${job.job_id}/run`);
-    const res = await alice.delete(`/jobs/${job.job_id}`);
+    await f.api.listening;
+    const run = await f.alice.post(`/jobs/${job.job_id}/run`);
+    const res = await f.alice.delete(`/jobs/${job.job_id}`);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     // Published before the answer; heard by the test's subscriber a moment later.
-    await until(async () => api.cancelled.includes(run.body.run_id) || null, 5_000);
-    expect((await alice.get(`/jobs/${job.job_id}`)).status).toBe(404);
-    expect((await alice.delete(`/jobs/${job.job_id}`)).status).toBe(404);
-    expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(0);
+    await until(async () => f.api.cancelled.includes(run.body.run_id) || null, 5_000);
+    expect((await f.alice.get(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect((await f.alice.delete(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect(await f.tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(0);
   });
 
   it('is 404 for another user', async () => {
     const job = await createJob();
-    expect((await bob.delete(`/jobs/${job.job_id}`)).status).toBe(404);
-    expect((await alice.get(`/jobs/${job.job_id}`)).status).toBe(200);
+    expect((await f.bob.delete(`/jobs/${job.job_id}`)).status).toBe(404);
+    expect((await f.alice.get(`/jobs/${job.job_id}`)).status).toBe(200);
   });
 });
 
 describe('run, pause, resume (docs/api.md §3.8)', () => {
   it('run records a running run and a job.started event, and tells the workers', async () => {
     const job = await createJob();
-    await api.listening;
-    const res = await alice.post(`/jobs/${job.job_id}/run`);
+    await f.api.listening;
+    const res = await f.alice.post(`/jobs/${job.job_id}/run`);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
       job_id: job.job_id,
       run_id: expect.stringMatching(/^run_/),
       status: 'running',
     });
-    const detail = (await alice.get(`/jobs/${job.job_id}`)).body;
+    const detail = (await f.alice.get(`/jobs/${job.job_id}`)).body;
     expect(detail.status).toBe('running');
     expect(detail.last_run_id).toBe(res.body.run_id);
     expect(detail.last_run).toMatch(ISO_MS);
-    await until(async () => api.started.includes(res.body.run_id));
-    const events = await tdb.db.event.findMany({ where: { jobId: job.job_id } });
+    await until(async () => f.api.started.includes(res.body.run_id));
+    const events = await f.tdb.db.event.findMany({ where: { jobId: job.job_id } });
     expect(events.map((e) => [e.kind, e.data])).toEqual([
       [
         'job.started',
@@ -557,7 +535,7 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
         },
       ],
     ]);
-    const runs = await alice.get(`/jobs/${job.job_id}/runs`);
+    const runs = await f.alice.get(`/jobs/${job.job_id}/runs`);
     expect(runs.body).toEqual({
       job_id: job.job_id,
       count: 1,
@@ -587,75 +565,75 @@ describe('run, pause, resume (docs/api.md §3.8)', () => {
     for (let round = 0; round < 5; round++) {
       const job = await createJob();
       const statuses = (
-        await Promise.all([alice.post(`/jobs/${job.job_id}/run`), alice.post(`/jobs/${job.job_id}/run`)])
+        await Promise.all([f.alice.post(`/jobs/${job.job_id}/run`), f.alice.post(`/jobs/${job.job_id}/run`)])
       ).map((r) => r.status);
       expect(statuses.sort()).toEqual([202, 409]);
-      expect(await tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(1);
+      expect(await f.tdb.db.run.count({ where: { jobId: job.job_id } })).toBe(1);
     }
   });
 
   it('run of a running job is 409 conflict', async () => {
     const job = await createJob();
-    await alice.post(`/jobs/${job.job_id}/run`);
-    const res = await alice.post(`/jobs/${job.job_id}/run`);
+    await f.alice.post(`/jobs/${job.job_id}/run`);
+    const res = await f.alice.post(`/jobs/${job.job_id}/run`);
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'conflict', message: expect.any(String) });
   });
 
   it('pause of a running job cancels the run, emits job.paused and asks the worker to stop', async () => {
     const job = await createJob();
-    await api.listening;
-    const run = (await alice.post(`/jobs/${job.job_id}/run`)).body;
-    const res = await alice.post(`/jobs/${job.job_id}/pause`);
+    await f.api.listening;
+    const run = (await f.alice.post(`/jobs/${job.job_id}/run`)).body;
+    const res = await f.alice.post(`/jobs/${job.job_id}/pause`);
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('paused');
     expect(res.body.next_run_at).toBeNull();
-    const stored = await tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
+    const stored = await f.tdb.db.run.findUniqueOrThrow({ where: { id: run.run_id } });
     expect(stored.status).toBe('cancelled');
     expect(stored.finishedAt).not.toBeNull();
-    await until(async () => api.cancelled.includes(run.run_id) || null, 5_000);
-    const kinds = (await tdb.db.event.findMany({ where: { jobId: job.job_id }, orderBy: { id: 'asc' } })).map(
-      (e) => e.kind,
-    );
+    await until(async () => f.api.cancelled.includes(run.run_id) || null, 5_000);
+    const kinds = (
+      await f.tdb.db.event.findMany({ where: { jobId: job.job_id }, orderBy: { id: 'asc' } })
+    ).map((e) => e.kind);
     expect(kinds).toEqual(['job.started', 'job.paused']);
   });
 
   it('pause of an idle job pauses it; pause or run of a paused job is 409; resume makes it scheduled', async () => {
     const job = await createJob();
-    expect((await alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(200);
-    expect((await alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(409);
-    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(409);
-    const resumed = await alice.post(`/jobs/${job.job_id}/resume`);
+    expect((await f.alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(200);
+    expect((await f.alice.post(`/jobs/${job.job_id}/pause`)).status).toBe(409);
+    expect((await f.alice.post(`/jobs/${job.job_id}/run`)).status).toBe(409);
+    const resumed = await f.alice.post(`/jobs/${job.job_id}/resume`);
     expect(resumed.status).toBe(200);
     expect(resumed.body.status).toBe('scheduled');
-    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
+    expect((await f.alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
   });
 
   it.each(['scheduled', 'running'])('resume of a %s job is 409', async (state) => {
     const job = await createJob();
-    if (state === 'running') await alice.post(`/jobs/${job.job_id}/run`);
-    expect((await alice.post(`/jobs/${job.job_id}/resume`)).status).toBe(409);
+    if (state === 'running') await f.alice.post(`/jobs/${job.job_id}/run`);
+    expect((await f.alice.post(`/jobs/${job.job_id}/resume`)).status).toBe(409);
   });
 
   it.each(['success', 'failed'] as const)('a %s job can run again and be paused', async (state) => {
     const job = await createJob();
-    await tdb.db.job.update({ where: { id: job.job_id }, data: { status: state } });
-    expect((await alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
+    await f.tdb.db.job.update({ where: { id: job.job_id }, data: { status: state } });
+    expect((await f.alice.post(`/jobs/${job.job_id}/run`)).status).toBe(202);
     const other = await createJob();
-    await tdb.db.job.update({ where: { id: other.job_id }, data: { status: state } });
-    expect((await alice.post(`/jobs/${other.job_id}/pause`)).body.status).toBe('paused');
+    await f.tdb.db.job.update({ where: { id: other.job_id }, data: { status: state } });
+    expect((await f.alice.post(`/jobs/${other.job_id}/pause`)).body.status).toBe('paused');
   });
 
   it.each(['run', 'pause', 'resume'])('%s is 404 for another user and for an unknown id', async (action) => {
     const job = await createJob();
-    expect((await bob.post(`/jobs/${job.job_id}/${action}`)).status).toBe(404);
-    expect((await alice.post(`/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ/${action}`)).status).toBe(404);
-    expect((await alice.get(`/jobs/${job.job_id}`)).body.status).toBe('scheduled');
+    expect((await f.bob.post(`/jobs/${job.job_id}/${action}`)).status).toBe(404);
+    expect((await f.alice.post(`/jobs/job_01ZZZZZZZZZZZZZZZZZZZZZZZZ/${action}`)).status).toBe(404);
+    expect((await f.alice.get(`/jobs/${job.job_id}`)).body.status).toBe('scheduled');
   });
 
   it('accepts an empty JSON body on run', async () => {
     const job = await createJob();
-    const res = await alice
+    const res = await f.alice
       .post(`/jobs/${job.job_id}/run`)
       .set('Content-Type', 'application/json')
       .send('{}');
@@ -668,14 +646,14 @@ describe('GET /jobs/{id}/runs', () => {
     const job = await createJob();
     const runIds: string[] = [];
     for (let i = 0; i < 3; i++) {
-      runIds.push((await alice.post(`/jobs/${job.job_id}/run`)).body.run_id);
-      await tdb.db.job.update({ where: { id: job.job_id }, data: { status: 'success' } });
+      runIds.push((await f.alice.post(`/jobs/${job.job_id}/run`)).body.run_id);
+      await f.tdb.db.job.update({ where: { id: job.job_id }, data: { status: 'success' } });
     }
-    const first = await alice.get(`/jobs/${job.job_id}/runs?limit=2`);
+    const first = await f.alice.get(`/jobs/${job.job_id}/runs?limit=2`);
     expect(first.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([runIds[2], runIds[1]]);
-    const second = await alice.get(`/jobs/${job.job_id}/runs?limit=2&cursor=${first.body.next_cursor}`);
+    const second = await f.alice.get(`/jobs/${job.job_id}/runs?limit=2&cursor=${first.body.next_cursor}`);
     expect(second.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([runIds[0]]);
     expect(second.body.next_cursor).toBeNull();
-    expect((await bob.get(`/jobs/${job.job_id}/runs`)).status).toBe(404);
+    expect((await f.bob.get(`/jobs/${job.job_id}/runs`)).status).toBe(404);
   });
 });

@@ -1,36 +1,23 @@
 import { openRequest, type StoredRequest } from '@scrapejobs/domain';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
+import { type Client, validJob } from '../../../../test/support/client.ts';
 
 // The job field `request` and render_config's actions and screenshot (docs/api.md §14) through
 // the API: stored sealed, answered masked, kept when the mask comes back, validated.
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-let alice: ReturnType<typeof client>;
-const prefix = testPrefix();
+let f: ApiFixture;
+let alice: Client;
 const box = new SecretBox(DEVELOPMENT_SECRET_KEY);
 const MASK = '********';
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  const { token } = await api.keys.create({
-    email: 'login@example.com',
-    mode: 'test',
-    scopes: ['jobs:read', 'jobs:write'],
-    name: 'k',
-  });
-  alice = client(api.app, token);
+  f = await apiFixture();
+  alice = await f.keyClient('login@example.com');
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
 const REQUEST = {
@@ -41,7 +28,7 @@ const REQUEST = {
 };
 
 async function stored(jobId: string) {
-  const row = await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } });
+  const row = await f.tdb.db.job.findUniqueOrThrow({ where: { id: jobId } });
   return row.request as StoredRequest;
 }
 
@@ -119,7 +106,7 @@ describe('the request field', () => {
   it('snapshots the sealed request into each run', async () => {
     const created = await alice.post('/jobs', validJob({ request: REQUEST }));
     const run = await alice.post(`/jobs/${created.body.job_id}/run`);
-    const row = await tdb.db.run.findUniqueOrThrow({ where: { id: run.body.run_id } });
+    const row = await f.tdb.db.run.findUniqueOrThrow({ where: { id: run.body.run_id } });
     const settings = row.settings as { request: StoredRequest };
     expect(JSON.stringify(settings)).not.toMatch(/secret/);
     expect(openRequest(box, created.body.job_id, settings.request).headers).toEqual(REQUEST.headers);

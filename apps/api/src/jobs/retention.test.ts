@@ -1,32 +1,19 @@
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
+import { type Client, validJob } from '../../../../test/support/client.ts';
 
 // The job field `retention_days` (docs/api.md §15) through the API; the sweep itself is tested in
 // packages/domain runs/retention.test.ts.
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-let alice: ReturnType<typeof client>;
-const prefix = testPrefix();
+let f: ApiFixture;
+let alice: Client;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  const { token } = await api.keys.create({
-    email: 'keep@example.com',
-    mode: 'test',
-    scopes: ['jobs:read', 'jobs:write'],
-    name: 'k',
-  });
-  alice = client(api.app, token);
+  f = await apiFixture();
+  alice = await f.keyClient('keep@example.com');
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
 describe('retention_days', () => {

@@ -1,45 +1,23 @@
 import { createHash } from 'node:crypto';
-import type { Scope } from '@scrapejobs/domain';
 import request from 'supertest';
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client, validJob } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { validJob } from '../../../../test/support/client.ts';
+import { type Fixture, startFixture } from '../../../../test/support/results.ts';
 
 // One run, and its URLs one by one (docs/api.md §12). URL states are written straight into
 // run_urls, as the scraper workers leave them.
 
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
-const prefix = testPrefix();
-let alice: ReturnType<typeof client>;
-let aliceLive: ReturnType<typeof client>;
-let bob: ReturnType<typeof client>;
+let f: Fixture;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
-  alice = await keyClient('alice@example.com');
-  aliceLive = await keyClient('alice@example.com', 'live');
-  bob = await keyClient('bob@example.com');
+  f = await startFixture();
 });
 
 afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
-async function keyClient(
-  email: string,
-  mode: 'test' | 'live' = 'test',
-  scopes: Scope[] = ['jobs:read', 'jobs:write'],
-) {
-  return client(api.app, (await api.keys.create({ email, mode, scopes, name: 'k' })).token);
-}
-
 /** A job of `c` with one run started through the API. */
-async function jobWithRun(c = alice) {
+async function jobWithRun(c = f.alice) {
   const job = (await c.post('/jobs', validJob())).body as { job_id: string };
   const run = (await c.post(`/jobs/${job.job_id}/run`)).body as { run_id: string };
   expect(run.run_id).toMatch(/^run_/);
@@ -62,7 +40,7 @@ interface UrlRow {
 }
 
 async function insertUrls(runId: string, rows: UrlRow[]) {
-  await tdb.db.runUrl.createMany({
+  await f.tdb.db.runUrl.createMany({
     data: rows.map((r) => ({
       runId,
       ...r,
@@ -79,11 +57,11 @@ const FETCHED = new Date('2026-11-21T10:00:01.250Z');
 describe('GET /jobs/{id}/runs/{run_id}', () => {
   it('answers the run as the run list shows it, skipped_urls included', async () => {
     const { jobId, runId } = await jobWithRun();
-    await tdb.db.run.update({
+    await f.tdb.db.run.update({
       where: { id: runId },
       data: { successfulUrls: 7, failedUrls: 2, skippedUrls: 4, resultsCount: 21 },
     });
-    const res = await alice.get(`/jobs/${jobId}/runs/${runId}`);
+    const res = await f.alice.get(`/jobs/${jobId}/runs/${runId}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       run_id: runId,
@@ -101,19 +79,19 @@ describe('GET /jobs/{id}/runs/{run_id}', () => {
       changes: null,
       health: null,
     });
-    expect((await alice.get(`/jobs/${jobId}/runs`)).body.runs).toEqual([res.body]);
+    expect((await f.alice.get(`/jobs/${jobId}/runs`)).body.runs).toEqual([res.body]);
   });
 
   it('is 404 for a run of another user, of the other mode, or of another job of the same user', async () => {
     const { jobId, runId } = await jobWithRun();
     const other = await jobWithRun();
-    const liveJob = (await aliceLive.post('/jobs', validJob())).body.job_id as string;
+    const liveJob = (await f.aliceLive.post('/jobs', validJob())).body.job_id as string;
     for (const [c, path, what] of [
-      [bob, `/jobs/${jobId}/runs/${runId}`, 'Job'],
-      [aliceLive, `/jobs/${jobId}/runs/${runId}`, 'Job'],
-      [aliceLive, `/jobs/${liveJob}/runs/${runId}`, 'Run'],
-      [alice, `/jobs/${other.jobId}/runs/${runId}`, 'Run'],
-      [alice, `/jobs/${jobId}/runs/${other.runId}`, 'Run'],
+      [f.bob, `/jobs/${jobId}/runs/${runId}`, 'Job'],
+      [f.aliceLive, `/jobs/${jobId}/runs/${runId}`, 'Job'],
+      [f.aliceLive, `/jobs/${liveJob}/runs/${runId}`, 'Run'],
+      [f.alice, `/jobs/${other.jobId}/runs/${runId}`, 'Run'],
+      [f.alice, `/jobs/${jobId}/runs/${other.runId}`, 'Run'],
     ] as const) {
       const res = await c.get(path);
       expect([path, res.status, res.body]).toEqual([
@@ -134,26 +112,26 @@ describe('GET /jobs/{id}/runs/{run_id}', () => {
   ])('is 404 for the unknown or malformed run id %s', async (id) => {
     const { jobId } = await jobWithRun();
     const path = `/jobs/${jobId}/runs/${id.includes('%') ? id : encodeURIComponent(id)}`;
-    const res = await alice.get(path);
+    const res = await f.alice.get(path);
     expect(res.status).toBe(404);
     expect(res.body.error).toBe('not_found');
-    expect((await alice.get(`${path}/urls`)).status).toBe(404);
+    expect((await f.alice.get(`${path}/urls`)).status).toBe(404);
   });
 
   it('is 404 under a malformed job id', async () => {
     const { runId } = await jobWithRun();
     for (const id of ['nope', 'job_%ZZ', runId]) {
-      expect((await alice.get(`/jobs/${id}/runs/${runId}`)).status).toBe(404);
-      expect((await alice.get(`/jobs/${id}/runs/${runId}/urls`)).status).toBe(404);
+      expect((await f.alice.get(`/jobs/${id}/runs/${runId}`)).status).toBe(404);
+      expect((await f.alice.get(`/jobs/${id}/runs/${runId}/urls`)).status).toBe(404);
     }
   });
 
   it('needs a key (401) with the jobs:read scope (403), for the run and for its URLs', async () => {
     const { jobId, runId } = await jobWithRun();
-    const writer = await keyClient('alice@example.com', 'test', ['jobs:write']);
-    const reader = await keyClient('alice@example.com', 'test', ['jobs:read']);
+    const writer = await f.keyClient('alice@example.com', 'test', ['jobs:write']);
+    const reader = await f.keyClient('alice@example.com', 'test', ['jobs:read']);
     for (const path of [`/jobs/${jobId}/runs/${runId}`, `/jobs/${jobId}/runs/${runId}/urls`]) {
-      const anonymous = await request(api.app).get(path);
+      const anonymous = await request(f.api.app).get(path);
       expect([anonymous.status, anonymous.body.error]).toEqual([401, 'unauthorized']);
       const forbidden = await writer.get(path);
       expect(forbidden.body).toEqual({ error: 'forbidden', message: expect.any(String), status: 403 });
@@ -164,7 +142,7 @@ describe('GET /jobs/{id}/runs/{run_id}', () => {
   it('answers 405 with Allow for another method', async () => {
     const { jobId, runId } = await jobWithRun();
     for (const path of [`/jobs/${jobId}/runs/${runId}`, `/jobs/${jobId}/runs/${runId}/urls`]) {
-      const res = await alice.delete(path);
+      const res = await f.alice.delete(path);
       expect(res.status).toBe(405);
       expect(res.headers.allow).toBe('GET, HEAD');
     }
@@ -291,7 +269,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
 
   it('lists the pages of the run in the order accepted, with parent URL, outcome and error', async () => {
     const { jobId, runId, base } = await crawledRun();
-    const res = await alice.get(base);
+    const res = await f.alice.get(base);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       job_id: jobId,
@@ -309,7 +287,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     ['skipped', [4, 7]],
   ] as const)('filters by status %s (pending includes URLs being fetched)', async (status, seqs) => {
     const { base } = await crawledRun();
-    const res = await alice.get(`${base}?status=${status}`);
+    const res = await f.alice.get(`${base}?status=${status}`);
     expect(res.status).toBe(200);
     expect(res.body.urls).toEqual(seqs.map((s) => ITEMS[s]));
     expect(res.body.count).toBe(seqs.length);
@@ -318,7 +296,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
 
   it('answers an empty page for a run without URLs yet', async () => {
     const { jobId, runId } = await jobWithRun();
-    const res = await alice.get(`/jobs/${jobId}/runs/${runId}/urls?status=failed`);
+    const res = await f.alice.get(`/jobs/${jobId}/runs/${runId}/urls?status=failed`);
     expect(res.body).toEqual({ job_id: jobId, run_id: runId, urls: [], count: 0, next_cursor: null });
   });
 
@@ -344,7 +322,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       const sizes: number[] = [];
       let cursor: string | null = null;
       do {
-        const res = await alice.get(`${base}?${query}${cursor ? `&cursor=${cursor}` : ''}`);
+        const res = await f.alice.get(`${base}?${query}${cursor ? `&cursor=${cursor}` : ''}`);
         expect(res.status).toBe(200);
         expect(res.body.count).toBe(res.body.urls.length);
         urls.push(...res.body.urls.map((u: { url: string }) => u.url));
@@ -397,7 +375,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     ['sort=desc', 'sort'],
   ])('rejects ?%s with a 400 at %s', async (qs, path) => {
     const { base } = await crawledRun();
-    const res = await alice.get(`${base}?${qs}`);
+    const res = await f.alice.get(`${base}?${qs}`);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
     expect(Object.keys(res.body.details)).toEqual([path]);
@@ -406,9 +384,9 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
   it('is 404 for another user, the other mode, and a run of another job', async () => {
     const { jobId, runId, base } = await crawledRun();
     const other = await jobWithRun();
-    expect((await bob.get(base)).status).toBe(404);
-    expect((await aliceLive.get(base)).status).toBe(404);
-    expect((await alice.get(`/jobs/${other.jobId}/runs/${runId}/urls`)).status).toBe(404);
-    expect((await alice.get(`/jobs/${jobId}/runs/${other.runId}/urls`)).status).toBe(404);
+    expect((await f.bob.get(base)).status).toBe(404);
+    expect((await f.aliceLive.get(base)).status).toBe(404);
+    expect((await f.alice.get(`/jobs/${other.jobId}/runs/${runId}/urls`)).status).toBe(404);
+    expect((await f.alice.get(`/jobs/${jobId}/runs/${other.runId}/urls`)).status).toBe(404);
   });
 });

@@ -1,102 +1,28 @@
-import { randomBytes } from 'node:crypto';
 import { createJobSchema, type RunHealth } from '@scrapejobs/contracts';
 import { newId } from '@scrapejobs/db';
-import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
-import { createLogger } from '@scrapejobs/logging';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import express from 'express';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
-import type { ConsoleDeps } from '../deps.ts';
-import { SessionStore } from '../http/session.ts';
-import { consoleRouter } from '../router.ts';
+import { type ConsoleFixture, consoleFixture } from '../testing.ts';
 
 // Change tracking and extraction health in the console (docs/api.md §13): the job form's
 // section, the job page's health history and the run page's changes, over the real domain
 // services and database. Runs, their analysis and their changes are written directly: the
 // workers that produce them are not part of these tests.
 
-const prefix = testPrefix();
-const redis = new Redis(REDIS_URL);
-let tdb: TestDatabase;
-let jobs: JobsService;
-let app: express.Express;
-let owner: { userId: string; mode: 'test' };
-let session: { cookie: string; csrf: string };
-/** What the API's validation answers next (the API's own rules are tested with the API). */
-let parseDetails: Record<string, string> | null = null;
-
-const noop = async () => {};
-const unused = async (): Promise<never> => {
-  throw new Error('not under test');
-};
-
-async function signIn(accounts: Accounts, email: string) {
-  await accounts.create(email, 'a long enough password');
-  const account = (await accounts.authenticate(email, 'a long enough password'))!;
-  const s = await new SessionStore(redis, prefix.prefix).create({
-    id: account.userId,
-    email: account.email,
-    passwordStamp: account.passwordStamp,
-  });
-  return { userId: account.userId, cookie: `sj_session=${s.id}`, csrf: s.data.csrf };
-}
+let f: ConsoleFixture;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  jobs = new JobsService(
-    tdb.db,
-    { enqueue: noop, cancel: noop },
-    { arm: noop, disarm: noop },
-    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
-  );
-  const accounts = new Accounts(tdb.db);
-  const deps: ConsoleDeps = {
-    redis,
-    prefix: prefix.prefix,
-    log: createLogger('console-test', 'silent'),
-    services: {
-      jobs,
-      accounts,
-      keys: { create: unused, list: unused, revoke: unused, regenerate: unused },
-      results: new ResultsService(tdb.db),
-      webhooks: {
-        list: unused,
-        get: unused,
-        create: unused,
-        delete: unused,
-        listDeliveries: unused,
-        resend: unused,
-        test: unused,
-      },
-    },
-    parseJob: async (raw) => {
-      if (parseDetails) throw validationError(parseDetails, 'The job configuration is invalid.');
-      return createJobSchema.parse(raw);
-    },
-    formKey: randomBytes(32),
-    secureCookies: false,
-  };
-  app = express();
-  app.use('/console', consoleRouter(deps));
-  const signedIn = await signIn(accounts, 'tracker@example.com');
-  owner = { userId: signedIn.userId, mode: 'test' };
-  session = signedIn;
+  f = await consoleFixture('tracker@example.com');
 });
 
 afterAll(async () => {
-  redis.disconnect();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
-const get = (path: string) => request(app).get(`/console${path}`).set('Cookie', session.cookie);
+const get = (path: string) => request(f.app).get(`/console${path}`).set('Cookie', f.session.cookie);
 
 const createJob = (changeTracking: { key: string[] } | null) =>
-  jobs.create(
-    owner,
+  f.jobs.create(
+    f.owner,
     createJobSchema.parse({
       name: 'Prices',
       source: 'https://shop.example/',
@@ -122,7 +48,7 @@ async function addRun(
   } = {},
 ) {
   clock += 3_600_000;
-  const run = await tdb.db.run.create({
+  const run = await f.tdb.db.run.create({
     data: {
       id: newId('run', clock),
       jobId,
@@ -138,7 +64,7 @@ async function addRun(
 
 describe('the job form’s change tracking', () => {
   const form = (over: Record<string, string> = {}) => ({
-    _csrf: session.csrf,
+    _csrf: f.session.csrf,
     name: 'Tracked',
     source: 'https://shop.example/',
     q_rows: '2',
@@ -153,7 +79,7 @@ describe('the job form’s change tracking', () => {
     ...over,
   });
   const post = (body: Record<string, string>) =>
-    request(app).post('/console/jobs').set('Cookie', session.cookie).type('form').send(body);
+    request(f.app).post('/console/jobs').set('Cookie', f.session.cookie).type('form').send(body);
   const keyInput = /<input id="tracking-key" name="change_tracking_key"[^>]*>(<p class="error"[^<]*<\/p>)?/;
 
   it('shows the change tracking section on the new job form, off and with no key names', async () => {
@@ -167,7 +93,7 @@ describe('the job form’s change tracking', () => {
     const res = await post(form({ change_tracking_key: ' url, ,title ' }));
     expect(res.status).toBe(303);
     const id = /\/console\/jobs\/(job_\w+)$/.exec(res.headers.location!)![1]!;
-    expect((await jobs.get(owner, id)).changeTracking).toEqual({ key: ['url', 'title'] });
+    expect((await f.jobs.get(f.owner, id)).changeTracking).toEqual({ key: ['url', 'title'] });
     const page = await get(`/jobs/${id}`);
     expect(page.text).toContain(
       '<dt>Change tracking</dt><dd>on: an item is identified by <span class="mono">url</span>, <span class="mono">title</span></dd>',
@@ -177,11 +103,11 @@ describe('the job form’s change tracking', () => {
   it('tracks whole records with an empty key, and nothing when unticked', async () => {
     const whole = await post(form({ change_tracking_key: '' }));
     const wholeId = /(job_\w+)$/.exec(whole.headers.location!)![1]!;
-    expect((await jobs.get(owner, wholeId)).changeTracking).toEqual({ key: [] });
+    expect((await f.jobs.get(f.owner, wholeId)).changeTracking).toEqual({ key: [] });
     expect((await get(`/jobs/${wholeId}`)).text).toContain('on: an item is identified by its whole record');
     const off = await post(form({ change_tracking: '' }));
     const offId = /(job_\w+)$/.exec(off.headers.location!)![1]!;
-    expect((await jobs.get(owner, offId)).changeTracking).toBeNull();
+    expect((await f.jobs.get(f.owner, offId)).changeTracking).toBeNull();
     expect((await get(`/jobs/${offId}`)).text).toContain('<dt>Change tracking</dt><dd>off</dd>');
   });
 
@@ -199,7 +125,7 @@ describe('the job form’s change tracking', () => {
   });
 
   it('shows the API’s key errors at the field', async () => {
-    parseDetails = { 'change_tracking.key': 'must have at most 5 items' };
+    f.parseDetails = { 'change_tracking.key': 'must have at most 5 items' };
     try {
       const res = await post(form({ change_tracking_key: 'a,b,c,d,e,f' }));
       expect(res.status).toBe(400);
@@ -207,7 +133,7 @@ describe('the job form’s change tracking', () => {
         '<p class="error" id="err-change-tracking">must have at most 5 items</p>',
       );
     } finally {
-      parseDetails = null;
+      f.parseDetails = null;
     }
   });
 
@@ -325,7 +251,7 @@ async function comparedRun() {
     },
   });
   const url = 'https://shop.example/';
-  await tdb.db.runChange.createMany({
+  await f.tdb.db.runChange.createMany({
     data: [
       {
         runId,
@@ -417,7 +343,7 @@ describe('the run page’s changes', () => {
 
   it('pages the changes with a next link that keeps the type filter', async () => {
     const { runId, path } = await comparedRun();
-    await tdb.db.runChange.createMany({
+    await f.tdb.db.runChange.createMany({
       data: Array.from({ length: 60 }, (_, i) => ({
         runId,
         seq: 3 + i,
@@ -467,14 +393,14 @@ describe('the run page’s changes', () => {
   it('is a 404 page for another account’s run and job, or a run of another job', async () => {
     const { job, path, runId } = await comparedRun();
     const other = await createJob({ key: [] });
-    const stranger = await signIn(new Accounts(tdb.db), 'stranger@example.com');
+    const stranger = await f.signIn('stranger@example.com');
     for (const [cookie, p] of [
       [stranger.cookie, path],
       [stranger.cookie, `/jobs/${job.id}`],
       [stranger.cookie, `${path}?change=changed`],
-      [session.cookie, `/jobs/${other.id}/runs/${runId}`],
+      [f.session.cookie, `/jobs/${other.id}/runs/${runId}`],
     ]) {
-      const res = await request(app).get(`/console${p}`).set('Cookie', cookie!);
+      const res = await request(f.app).get(`/console${p}`).set('Cookie', cookie!);
       expect([p, res.status]).toEqual([p, 404]);
       expect(res.text).not.toContain('Lamp');
     }

@@ -1,90 +1,22 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createJobSchema } from '@scrapejobs/contracts';
-import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
-import { createLogger } from '@scrapejobs/logging';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import express from 'express';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
-import type { ConsoleDeps } from '../deps.ts';
-import { SessionStore } from '../http/session.ts';
-import { consoleRouter } from '../router.ts';
+import { type ConsoleFixture, consoleFixture } from '../testing.ts';
 
 // The console's job form (crawl settings), job page and run page over the real domain services
 // and database; only the queue side (run dispatch, schedules) is left out.
 
-const prefix = testPrefix();
-const redis = new Redis(REDIS_URL);
-let tdb: TestDatabase;
-let jobs: JobsService;
-let app: express.Express;
-let owner: { userId: string; mode: 'test' };
-let session: { cookie: string; csrf: string };
-/** What the API's validation answers next (the API's own rules are tested with the API). */
-let parseDetails: Record<string, string> | null = null;
-
-const noop = async () => {};
-const unused = async (): Promise<never> => {
-  throw new Error('not under test');
-};
+let f: ConsoleFixture;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  jobs = new JobsService(
-    tdb.db,
-    { enqueue: noop, cancel: noop },
-    { arm: noop, disarm: noop },
-    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
-  );
-  const accounts = new Accounts(tdb.db);
-  const deps: ConsoleDeps = {
-    redis,
-    prefix: prefix.prefix,
-    log: createLogger('console-test', 'silent'),
-    services: {
-      jobs,
-      accounts,
-      keys: { create: unused, list: unused, revoke: unused, regenerate: unused },
-      results: new ResultsService(tdb.db),
-      webhooks: {
-        list: unused,
-        get: unused,
-        create: unused,
-        delete: unused,
-        listDeliveries: unused,
-        resend: unused,
-        test: unused,
-      },
-    },
-    parseJob: async (raw) => {
-      if (parseDetails) throw validationError(parseDetails, 'The job configuration is invalid.');
-      return createJobSchema.parse(raw);
-    },
-    formKey: randomBytes(32),
-    secureCookies: false,
-  };
-  app = express();
-  app.use('/console', consoleRouter(deps));
-  await accounts.create('runner@example.com', 'a long enough password');
-  const account = (await accounts.authenticate('runner@example.com', 'a long enough password'))!;
-  owner = { userId: account.userId, mode: 'test' };
-  const s = await new SessionStore(redis, prefix.prefix).create({
-    id: account.userId,
-    email: account.email,
-    passwordStamp: account.passwordStamp,
-  });
-  session = { cookie: `sj_session=${s.id}`, csrf: s.data.csrf };
+  f = await consoleFixture('runner@example.com');
 });
 
 afterAll(async () => {
-  redis.disconnect();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
-const get = (path: string) => request(app).get(`/console${path}`).set('Cookie', session.cookie);
+const get = (path: string) => request(f.app).get(`/console${path}`).set('Cookie', f.session.cookie);
 
 const crawlJob = () =>
   createJobSchema.parse({
@@ -102,9 +34,9 @@ const crawlJob = () =>
 async function runWithUrls(
   rows: { url: string; kind?: 'page' | 'sitemap'; status?: string; [k: string]: unknown }[],
 ) {
-  const job = await jobs.create(owner, crawlJob());
-  const { runId } = await jobs.run(owner, job.id);
-  await tdb.db.runUrl.createMany({
+  const job = await f.jobs.create(f.owner, crawlJob());
+  const { runId } = await f.jobs.run(f.owner, job.id);
+  await f.tdb.db.runUrl.createMany({
     data: rows.map((r, seq) => ({
       runId,
       seq,
@@ -163,7 +95,7 @@ function urlRows(text: string): string[][] {
 describe('the run page', () => {
   it('shows the run and a table of its page URLs in order, escaped, with parent, outcome and error', async () => {
     const { path, runId } = await runWithUrls(FRONTIER);
-    await tdb.db.run.update({
+    await f.tdb.db.run.update({
       where: { id: runId },
       data: { successfulUrls: 1, failedUrls: 1, skippedUrls: 1 },
     });
@@ -253,7 +185,7 @@ describe('the run page', () => {
 
   it('needs a signed-in session', async () => {
     const { path } = await runWithUrls(FRONTIER);
-    const res = await request(app).get(`/console${path}`);
+    const res = await request(f.app).get(`/console${path}`);
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/console/login');
   });
@@ -261,22 +193,15 @@ describe('the run page', () => {
   it('is a 404 page for a run of another job, another account, or a malformed id', async () => {
     const { jobId, runId } = await runWithUrls([]);
     const other = await runWithUrls([]);
-    const accounts = new Accounts(tdb.db);
-    await accounts.create('someone@example.com', 'another long password');
-    const stranger = (await accounts.authenticate('someone@example.com', 'another long password'))!;
-    const s = await new SessionStore(redis, prefix.prefix).create({
-      id: stranger.userId,
-      email: stranger.email,
-      passwordStamp: stranger.passwordStamp,
-    });
+    const stranger = await f.signIn('someone@example.com');
     for (const [cookie, path] of [
-      [session.cookie, `/jobs/${other.jobId}/runs/${runId}`],
-      [session.cookie, `/jobs/${jobId}/runs/run_01ZZZZZZZZZZZZZZZZZZZZZZZZ`],
-      [session.cookie, `/jobs/${jobId}/runs/%ZZ`],
-      [session.cookie, `/jobs/${jobId}/runs/nope`],
-      [`sj_session=${s.id}`, `/jobs/${jobId}/runs/${runId}`],
+      [f.session.cookie, `/jobs/${other.jobId}/runs/${runId}`],
+      [f.session.cookie, `/jobs/${jobId}/runs/run_01ZZZZZZZZZZZZZZZZZZZZZZZZ`],
+      [f.session.cookie, `/jobs/${jobId}/runs/%ZZ`],
+      [f.session.cookie, `/jobs/${jobId}/runs/nope`],
+      [stranger.cookie, `/jobs/${jobId}/runs/${runId}`],
     ]) {
-      const res = await request(app).get(`/console${path}`).set('Cookie', cookie!);
+      const res = await request(f.app).get(`/console${path}`).set('Cookie', cookie!);
       expect([path, res.status]).toEqual([path, 404]);
       expect(res.text).toContain('It does not exist');
     }
@@ -285,7 +210,7 @@ describe('the run page', () => {
 
 describe('the job form’s crawl settings', () => {
   const form = (over: Record<string, string> = {}) => ({
-    _csrf: session.csrf,
+    _csrf: f.session.csrf,
     name: 'Crawled',
     source: 'https://shop.example/',
     q_rows: '1',
@@ -305,7 +230,7 @@ describe('the job form’s crawl settings', () => {
     ...over,
   });
   const post = (body: Record<string, string>) =>
-    request(app).post('/console/jobs').set('Cookie', session.cookie).type('form').send(body);
+    request(f.app).post('/console/jobs').set('Cookie', f.session.cookie).type('form').send(body);
 
   it('shows the crawl fields on the new job form, with their defaults', async () => {
     const res = await get('/jobs/new');
@@ -319,11 +244,11 @@ describe('the job form’s crawl settings', () => {
   });
 
   it('creates a job with the crawl the form describes', async () => {
-    parseDetails = null;
+    f.parseDetails = null;
     const res = await post(form());
     expect(res.status).toBe(303);
     const id = /\/console\/jobs\/(job_\w+)$/.exec(res.headers.location!)![1]!;
-    expect((await jobs.get(owner, id)).crawl).toEqual({
+    expect((await f.jobs.get(f.owner, id)).crawl).toEqual({
       follow: [{ type: 'xpath', query: '//a/@href' }],
       max_depth: 1,
       max_pages: 20,
@@ -336,7 +261,7 @@ describe('the job form’s crawl settings', () => {
   });
 
   it('shows the API’s crawl errors at their fields and keeps what was typed', async () => {
-    parseDetails = {
+    f.parseDetails = {
       'crawl.follow[0].query': 'invalid xpath: unexpected end',
       'crawl.include[1]': 'invalid regular expression: /(/: Unterminated group',
       'crawl.max_depth': 'must be at most 50',
@@ -358,7 +283,7 @@ describe('the job form’s crawl settings', () => {
         /<textarea id="crawl-include"[^>]*aria-invalid="true"[^>]*>\/p\/\n\n\(<\/textarea>/,
       );
     } finally {
-      parseDetails = null;
+      f.parseDetails = null;
     }
   });
 });

@@ -1,100 +1,32 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createJobSchema, SECRET_MASK } from '@scrapejobs/contracts';
-import { Accounts, JobsService, ResultsService } from '@scrapejobs/domain';
-import { createLogger } from '@scrapejobs/logging';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
-import express from 'express';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
-import type { ConsoleDeps } from '../deps.ts';
-import { SessionStore } from '../http/session.ts';
-import { consoleRouter } from '../router.ts';
+import { type ConsoleFixture, consoleFixture, type SignedIn } from '../testing.ts';
 
 // Pages behind headers, cookies, logins and clicks in the console (docs/api.md §14): the job
 // page's masked request and render steps, and the run's screenshots, over the real domain
 // services and database. Screenshots are written directly: the worker is not under test.
 
-const prefix = testPrefix();
-const redis = new Redis(REDIS_URL);
-let tdb: TestDatabase;
-let jobs: JobsService;
-let app: express.Express;
-let owner: { userId: string; mode: 'test' };
-let session: { cookie: string };
-let stranger: { cookie: string };
-
-const noop = async () => {};
-const unused = async (): Promise<never> => {
-  throw new Error('not under test');
-};
-
-async function signIn(accounts: Accounts, email: string) {
-  await accounts.create(email, 'a long enough password');
-  const account = (await accounts.authenticate(email, 'a long enough password'))!;
-  const s = await new SessionStore(redis, prefix.prefix).create({
-    id: account.userId,
-    email: account.email,
-    passwordStamp: account.passwordStamp,
-  });
-  return { userId: account.userId, cookie: `sj_session=${s.id}` };
-}
+let f: ConsoleFixture;
+let stranger: SignedIn;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  jobs = new JobsService(
-    tdb.db,
-    { enqueue: noop, cancel: noop },
-    { arm: noop, disarm: noop },
-    { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
-  );
-  const accounts = new Accounts(tdb.db);
-  const deps: ConsoleDeps = {
-    redis,
-    prefix: prefix.prefix,
-    log: createLogger('console-test', 'silent'),
-    services: {
-      jobs,
-      accounts,
-      keys: { create: unused, list: unused, revoke: unused, regenerate: unused },
-      results: new ResultsService(tdb.db),
-      webhooks: {
-        list: unused,
-        get: unused,
-        create: unused,
-        delete: unused,
-        listDeliveries: unused,
-        resend: unused,
-        test: unused,
-      },
-    },
-    parseJob: async (raw) => createJobSchema.parse(raw),
-    formKey: randomBytes(32),
-    secureCookies: false,
-  };
-  app = express();
-  app.use('/console', consoleRouter(deps));
-  const signedIn = await signIn(accounts, 'login@example.com');
-  owner = { userId: signedIn.userId, mode: 'test' };
-  session = signedIn;
-  stranger = await signIn(accounts, 'stranger@example.com');
+  f = await consoleFixture('login@example.com');
+  stranger = await f.signIn('stranger@example.com');
 });
 
 afterAll(async () => {
-  redis.disconnect();
-  await tdb.drop();
-  await prefix.cleanup();
+  await f.close();
 });
 
-const get = (path: string, cookie = session.cookie) =>
-  request(app).get(`/console${path}`).set('Cookie', cookie);
+const get = (path: string, cookie = f.session.cookie) =>
+  request(f.app).get(`/console${path}`).set('Cookie', cookie);
 
 const SECRETS = ['hdr-secret-7f3a', 'cookie-secret-91bc', 'pass-secret-44de'];
 
 const loginJob = (render: Record<string, unknown> | null, withRequest = true) =>
-  jobs.create(
-    owner,
+  f.jobs.create(
+    f.owner,
     createJobSchema.parse({
       name: 'Members area',
       source: 'https://members.example/list',
@@ -198,9 +130,9 @@ const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(6
 /** A run of a rendering job with two URLs: the first has a screenshot, the second none. */
 async function runWithScreenshot() {
   const job = await loginJob({ enabled: true, screenshot: true });
-  const { runId } = await jobs.run(owner, job.id);
+  const { runId } = await f.jobs.run(f.owner, job.id);
   const urls = ['https://members.example/list?a=1&b=<2>', 'https://members.example/list?page=2'];
-  await tdb.db.runUrl.createMany({
+  await f.tdb.db.runUrl.createMany({
     data: urls.map((url, seq) => ({
       runId,
       seq,
@@ -210,7 +142,7 @@ async function runWithScreenshot() {
       urlKey: createHash('sha256').update(`${seq} ${url}`).digest().subarray(0, 16),
     })),
   });
-  await tdb.db.runScreenshot.create({ data: { runId, seq: 0, png: PNG } });
+  await f.tdb.db.runScreenshot.create({ data: { runId, seq: 0, png: PNG } });
   const path = `/jobs/${job.id}/runs/${runId}`;
   return { jobId: job.id, runId, path, shot: `${path}/screenshots/0` };
 }
@@ -230,12 +162,12 @@ describe('a run’s screenshots', () => {
     const other = await runWithScreenshot();
     for (const [cookie, at] of [
       [stranger.cookie, shot],
-      [session.cookie, `${path}/screenshots/1`],
-      [session.cookie, `${path}/screenshots/7`],
-      [session.cookie, `${path}/screenshots/-1`],
-      [session.cookie, `${path}/screenshots/01`],
-      [session.cookie, `/jobs/${other.jobId}/runs/${runId}/screenshots/0`],
-      [session.cookie, `/jobs/${jobId}/runs/${other.runId}/screenshots/0`],
+      [f.session.cookie, `${path}/screenshots/1`],
+      [f.session.cookie, `${path}/screenshots/7`],
+      [f.session.cookie, `${path}/screenshots/-1`],
+      [f.session.cookie, `${path}/screenshots/01`],
+      [f.session.cookie, `/jobs/${other.jobId}/runs/${runId}/screenshots/0`],
+      [f.session.cookie, `/jobs/${jobId}/runs/${other.runId}/screenshots/0`],
     ] as const) {
       const res = await get(at, cookie);
       expect([at, res.status]).toEqual([at, 404]);
@@ -246,7 +178,7 @@ describe('a run’s screenshots', () => {
 
   it('need a signed-in session', async () => {
     const { shot } = await runWithScreenshot();
-    const res = await request(app).get(`/console${shot}`);
+    const res = await request(f.app).get(`/console${shot}`);
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/console/login');
   });
@@ -268,8 +200,8 @@ describe('a run’s screenshots', () => {
 
   it('leave the URL table without the column when no URL of the page has one', async () => {
     const job = await loginJob({ enabled: true });
-    const { runId } = await jobs.run(owner, job.id);
-    await tdb.db.runUrl.create({
+    const { runId } = await f.jobs.run(f.owner, job.id);
+    await f.tdb.db.runUrl.create({
       data: {
         runId,
         seq: 0,
