@@ -1,0 +1,162 @@
+import type { Change, ChangeType, DownloadFormat, Result, Run, RunUrl } from '../types.ts';
+import { type Command, type Context, limitOf, pageSize, str, UsageError } from './command.ts';
+import { type Column, take } from './output.ts';
+import { formatBytes, ProgressBar } from './progress.ts';
+
+const LIST = { limit: { type: 'string' } } as const;
+
+const RUN_COLUMNS: Column<Run>[] = [
+  { header: 'run_id', value: (r) => r.run_id },
+  { header: 'status', value: (r) => r.status },
+  { header: 'trigger', value: (r) => r.trigger },
+  { header: 'started_at', value: (r) => r.started_at },
+  { header: 'duration_ms', value: (r) => r.duration_ms },
+  { header: 'results', value: (r) => r.results_count },
+  { header: 'ok', value: (r) => r.successful_urls },
+  { header: 'failed', value: (r) => r.failed_urls },
+  { header: 'skipped', value: (r) => r.skipped_urls },
+];
+
+const URL_COLUMNS: Column<RunUrl>[] = [
+  { header: 'status', value: (u) => u.status },
+  { header: 'http', value: (u) => u.http_status },
+  { header: 'records', value: (u) => u.records },
+  { header: 'depth', value: (u) => u.depth },
+  { header: 'error', value: (u) => u.error?.code },
+  { header: 'url', value: (u) => u.url },
+];
+
+/** url, scraped_at, then the job's query names (the first record's keys are in the job's order). */
+const resultColumns = (first: Result | undefined): Column<Result>[] => [
+  { header: 'url', value: (r) => r.url },
+  { header: 'scraped_at', value: (r) => r.scraped_at },
+  ...Object.keys(first?.data ?? {}).map((name) => ({ header: name, value: (r: Result) => r.data[name] })),
+];
+
+const CHANGE_COLUMNS: Column<Change>[] = [
+  { header: 'type', value: (c) => c.type },
+  { header: 'key', value: (c) => c.key },
+  { header: 'changed_fields', value: (c) => c.changed_fields.join(',') || null },
+  { header: 'data', value: (c) => c.data ?? c.previous },
+];
+
+const FORMATS: readonly DownloadFormat[] = ['json', 'csv', 'xlsx', 'sql'];
+
+function formatOf(ctx: Context): DownloadFormat | undefined {
+  const format = str(ctx.values, 'format');
+  if (format !== undefined && !(FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+  return format as DownloadFormat | undefined;
+}
+
+async function download(ctx: Context): Promise<undefined> {
+  const jobId = ctx.args[0]!;
+  const path = str(ctx.values, 'output');
+  const changes = str(ctx.values, 'changes')?.split(',') as ChangeType[] | undefined;
+  // To standard output the bytes are the output: nothing else may be printed there.
+  const bar = new ProgressBar(ctx.streams.stderr, path ?? 'download', ctx.progress);
+  let last = { bytes: 0, size: null as number | null };
+  const done = await ctx.client.results.download(jobId, {
+    format: formatOf(ctx),
+    run_id: str(ctx.values, 'run'),
+    changes,
+    to: path ?? ctx.streams.stdout,
+    onProgress: (p) => {
+      last = p;
+      bar.update(p.bytes, p.size, formatBytes(p.bytes));
+    },
+  });
+  bar.finish(last.bytes, last.size ?? last.bytes, formatBytes(done.bytes));
+  if (!path) return undefined;
+  const summary = { file: path, bytes: done.bytes, content_type: done.contentType, filename: done.filename };
+  if (ctx.out.json) ctx.out.value(summary);
+  else ctx.out.line(`${path}: ${formatBytes(done.bytes)} (${done.contentType})`);
+  return undefined;
+}
+
+export const runCommands: Record<string, Command> = {
+  'runs list': {
+    usage: 'runs list <job_id> [--limit <n>]',
+    summary: "list a job's runs, newest first",
+    args: ['job_id'],
+    options: LIST,
+    async run(ctx) {
+      const limit = limitOf(ctx.values);
+      const runs = ctx.client.runs.iterate(ctx.args[0]!, { limit: pageSize(limit) });
+      await ctx.out.list(take(runs, limit), () => RUN_COLUMNS);
+      return undefined;
+    },
+  },
+  'runs get': {
+    usage: 'runs get <job_id> <run_id>',
+    summary: 'show one run',
+    args: ['job_id', 'run_id'],
+    async run(ctx) {
+      ctx.out.record(await ctx.client.runs.get(ctx.args[0]!, ctx.args[1]!));
+      return undefined;
+    },
+  },
+  'runs urls': {
+    usage: 'runs urls <job_id> <run_id> [--status pending|success|failed|skipped] [--limit <n>]',
+    summary: "list a run's URLs in the order accepted, with what became of each",
+    args: ['job_id', 'run_id'],
+    options: { ...LIST, status: { type: 'string' } },
+    async run(ctx) {
+      const limit = limitOf(ctx.values);
+      const status = str(ctx.values, 'status') as RunUrl['status'] | undefined;
+      const urls = ctx.client.runs.iterateUrls(ctx.args[0]!, ctx.args[1]!, {
+        status,
+        limit: pageSize(limit),
+      });
+      await ctx.out.list(take(urls, limit), () => URL_COLUMNS);
+      return undefined;
+    },
+  },
+  'results get': {
+    usage: 'results get <job_id> [--run <run_id>] [--limit <n>]',
+    summary: "list a run's records (default: the latest ended run)",
+    args: ['job_id'],
+    options: { ...LIST, run: { type: 'string' } },
+    async run(ctx) {
+      const limit = limitOf(ctx.values);
+      const results = ctx.client.results.iterate(ctx.args[0]!, {
+        run_id: str(ctx.values, 'run'),
+        limit: pageSize(limit),
+      });
+      await ctx.out.list(take(results, limit), resultColumns);
+      return undefined;
+    },
+  },
+  'results download': {
+    usage:
+      'results download <job_id> [--format json|csv|xlsx|sql] [-o <file>] [--run <run_id>] [--changes added,changed,removed]',
+    summary: "stream a run's records as a file (to standard output without -o)",
+    args: ['job_id'],
+    options: {
+      format: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      run: { type: 'string' },
+      changes: { type: 'string' },
+    },
+    run: download,
+  },
+  changes: {
+    usage: 'changes <job_id> <run_id> [--type added|removed|changed] [--limit <n>]',
+    summary: 'list what changed in a run against its base run (change tracking)',
+    args: ['job_id', 'run_id'],
+    options: { ...LIST, type: { type: 'string' } },
+    async run(ctx) {
+      const limit = limitOf(ctx.values);
+      const [jobId, runId] = [ctx.args[0]!, ctx.args[1]!];
+      const type = str(ctx.values, 'type') as ChangeType | undefined;
+      if (!ctx.out.json) {
+        const { base_run_id, summary } = await ctx.client.runs.changes(jobId, runId, { type, limit: 1 });
+        const counts = Object.entries(summary).map(([k, v]) => `${v} ${k}`);
+        ctx.out.line(`${runId} against ${base_run_id ?? '(no base run)'}: ${counts.join(', ')}`);
+      }
+      const changes = ctx.client.runs.iterateChanges(jobId, runId, { type, limit: pageSize(limit) });
+      await ctx.out.list(take(changes, limit), () => CHANGE_COLUMNS);
+      return undefined;
+    },
+  },
+};

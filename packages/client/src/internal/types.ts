@@ -1,0 +1,95 @@
+// Every request and response type of the client, derived from the zod schemas the API itself
+// validates and answers with (packages/contracts). Type-only imports: nothing of zod or the
+// contracts is loaded at run time.
+import type {
+  CHANGE_TYPES,
+  changeListSchema,
+  changeSchema,
+  createJobSchema,
+  createWebhookSchema,
+  DOWNLOAD_FORMATS,
+  deliveryListSchema,
+  deliverySchema,
+  downloadQuerySchema,
+  ERROR_CODES,
+  errorBodySchema,
+  jobDetailSchema,
+  jobListItemSchema,
+  jobListSchema,
+  listChangesQuerySchema,
+  listDeliveriesQuerySchema,
+  listJobsQuerySchema,
+  listResultsQuerySchema,
+  listRunsQuerySchema,
+  listRunUrlsQuerySchema,
+  listWebhooksQuerySchema,
+  resultListSchema,
+  resultSchema,
+  runAcceptedSchema,
+  runListSchema,
+  runSchema,
+  runUrlListSchema,
+  runUrlSchema,
+  TEST_EVENT,
+  updateJobSchema,
+  WEBHOOK_EVENTS,
+  webhookListSchema,
+  webhookSchema,
+} from '@scrapejobs/contracts';
+import type { z } from 'zod';
+
+/** A query string: what the endpoint's schema accepts, every parameter optional. */
+type QueryOf<S extends z.ZodType> = Partial<z.output<S>>;
+
+// Requests: the body as the API reads it (defaults may be left out).
+export type CreateJobRequest = z.input<typeof createJobSchema>;
+export type UpdateJobRequest = z.input<typeof updateJobSchema>;
+export type CreateWebhookRequest = z.input<typeof createWebhookSchema>;
+
+export type ListJobsQuery = QueryOf<typeof listJobsQuerySchema>;
+export type ListRunsQuery = QueryOf<typeof listRunsQuerySchema>;
+export type ListRunUrlsQuery = QueryOf<typeof listRunUrlsQuerySchema>;
+export type ListChangesQuery = QueryOf<typeof listChangesQuerySchema>;
+export type ListResultsQuery = QueryOf<typeof listResultsQuerySchema>;
+export type ListWebhooksQuery = QueryOf<typeof listWebhooksQuerySchema>;
+export type ListDeliveriesQuery = QueryOf<typeof listDeliveriesQuerySchema>;
+/** `format` (default json), `run_id`, and `changes` (a list here, sent as the API's comma list). */
+export type DownloadQuery = QueryOf<typeof downloadQuerySchema>;
+
+// Responses: what the API answers, as its route table declares.
+export type JobListItem = z.output<typeof jobListItemSchema>;
+export type JobDetail = z.output<typeof jobDetailSchema>;
+export type JobList = z.output<typeof jobListSchema>;
+export type RunAccepted = z.output<typeof runAcceptedSchema>;
+export type Run = z.output<typeof runSchema>;
+export type RunList = z.output<typeof runListSchema>;
+export type RunUrl = z.output<typeof runUrlSchema>;
+export type RunUrlList = z.output<typeof runUrlListSchema>;
+export type Change = z.output<typeof changeSchema>;
+export type ChangeList = z.output<typeof changeListSchema>;
+export type Result = z.output<typeof resultSchema>;
+export type ResultList = z.output<typeof resultListSchema>;
+export type Webhook = z.output<typeof webhookSchema>;
+export type WebhookList = z.output<typeof webhookListSchema>;
+export type Delivery = z.output<typeof deliverySchema>;
+export type DeliveryList = z.output<typeof deliveryListSchema>;
+export type ErrorBody = z.output<typeof errorBodySchema>;
+
+export type JobStatus = JobDetail['status'];
+export type RunStatus = Run['status'];
+export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+/** The `error` codes of docs/api.md §9. */
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number] | typeof TEST_EVENT;
+
+/**
+ * The body of every webhook delivery (docs/api.md §6). The contracts package does not export the
+ * per-event data schemas, so `data` is left open; `event` tells which one it is.
+ */
+export interface WebhookEvent {
+  id: string;
+  event: WebhookEventName;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
