@@ -30,6 +30,8 @@ export interface LoadedPage {
   status: number | null;
   /** A full-page PNG, when the job asks for one (render_config.screenshot). */
   screenshot?: Buffer | null;
+  /** Why the screenshot asked for was not kept (over 10 MiB, or the capture failed). */
+  screenshotError?: string | null;
 }
 
 /** What a job says about getting its pages. */
@@ -132,6 +134,7 @@ async function renderPage(
         url: page.url,
         status: page.status,
         screenshot: page.screenshot,
+        screenshotError: page.screenshotError,
       };
     } catch (err) {
       if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;

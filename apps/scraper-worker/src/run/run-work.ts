@@ -288,6 +288,8 @@ export class RunWork {
     const load = await this.#pageLoader();
     const page = await load(url.url, signal, beforeAttempt);
     const screenshot = page.screenshot ?? undefined;
+    if (page.screenshotError)
+      this.#log.warn({ url: url.url, err: page.screenshotError }, 'screenshot not kept');
     const fetchedAt = new Date();
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
