@@ -67,8 +67,8 @@ describe('schema drift', () => {
     ],
     [
       'a dropped unique index',
-      'DROP INDEX "results_run_id_url_index_row_index_key"',
-      'results: missing index results_run_id_url_index_row_index_key UNIQUE btree (run_id, url_index, row_index)',
+      'DROP INDEX "deliveries_webhook_id_event_id_key"',
+      'deliveries: missing index deliveries_webhook_id_event_id_key UNIQUE btree (webhook_id, event_id)',
     ],
     [
       'a dropped primary key',

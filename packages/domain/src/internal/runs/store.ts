@@ -250,8 +250,7 @@ export class RunStore {
                SELECT t.id, $1, $11, t.url, t.url_index, t.row_index, t.data, t.scraped_at
                  FROM unnest($12::text[], $13::text[], $14::int[], $15::int[], $16::jsonb[], $17::timestamp(3)[])
                    AS t(id, url, url_index, row_index, data, scraped_at)
-                WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')
-               ON CONFLICT (run_id, url_index, row_index) DO NOTHING),
+                WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')),
              found AS (
                SELECT f.*, row_number() OVER (ORDER BY f.ord) AS n,
                       count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.ord) AS nth_page
