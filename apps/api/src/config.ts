@@ -1,5 +1,5 @@
 import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
-import { secretKeyEnv, secretKeyListEnv } from '@scrapejobs/outbound';
+import { secretKeysEnv } from '@scrapejobs/outbound';
 import { z } from 'zod';
 
 export const apiEnvSchema = z.object({
@@ -16,10 +16,7 @@ export const apiEnvSchema = z.object({
   TRUST_PROXY: z.string().default('loopback'),
   /** Operator token for the queue dashboard at /admin/queues; unset turns the dashboard off. */
   ADMIN_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
-  /** AES-256-GCM key for webhook secrets at rest; unset falls back to a public development key (logged). */
-  WEBHOOK_SECRET_KEY: secretKeyEnv.optional(),
-  /** Earlier keys, comma-separated, still accepted for opening secrets sealed before a rotation. */
-  WEBHOOK_SECRET_KEY_PREVIOUS: secretKeyListEnv.default([]),
+  ...secretKeysEnv,
 });
 
 export type ApiConfig = z.output<typeof apiEnvSchema>;

@@ -17,7 +17,7 @@ import {
 } from '@scrapejobs/domain';
 import { createLogger, type Logger } from '@scrapejobs/logging';
 import { createRegistry, Gauge, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { secretBoxOf } from '@scrapejobs/outbound';
 import { createQueue, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type express from 'express';
 import type { Redis } from 'ioredis';
@@ -94,10 +94,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       'WEBHOOK_SECRET_KEY is not set: webhook secrets and job request secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
     );
   // Webhook secrets and the secrets of jobs' requests are sealed with the same keys.
-  const box = new SecretBox(
-    config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
-    config.WEBHOOK_SECRET_KEY_PREVIOUS,
-  );
+  const box = secretBoxOf(config);
   const services: ApiServices = {
     jobs: new JobsService(db, dispatcher, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL }),
     keys: new KeysService(

@@ -1,16 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { commonEnv, envInt, parseConfigOrExit, SERVICE_VERSION } from '@scrapejobs/config';
-import { secretKeyEnv, secretKeyListEnv } from '@scrapejobs/outbound';
+import { secretKeysEnv } from '@scrapejobs/outbound';
 import { z } from 'zod';
 
 export const workerEnvSchema = z.object({
   ...commonEnv,
   /** Runs of jobs without `retention_days` that ended longer ago are deleted (docs/api.md §15); 0 keeps them. */
   RESULTS_RETENTION_DAYS: envInt(0, 36_500).default(0),
-  /** Opens the secrets of jobs' `request` (the API seals them with this key); unset: the public development key. */
-  WEBHOOK_SECRET_KEY: secretKeyEnv.optional(),
-  /** Earlier keys, comma-separated, still accepted for secrets sealed before a rotation. */
-  WEBHOOK_SECRET_KEY_PREVIOUS: secretKeyListEnv.default([]),
+  /** Same keys as the API's: they open the secrets of jobs' `request` the API sealed. */
+  ...secretKeysEnv,
   /** Sent on every fetch and render; its product token (before `/`) picks the robots.txt group. */
   SCRAPER_USER_AGENT: z
     .string()

@@ -4,7 +4,7 @@ import { createDatabase } from '@scrapejobs/db';
 import { Frontier, RetentionSweep, RunAnalysis, RunStore } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { secretBoxOf } from '@scrapejobs/outbound';
 import { redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
@@ -68,10 +68,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
       userAgent: config.SCRAPER_USER_AGENT,
       robotsToken: config.SCRAPER_USER_AGENT.split('/')[0]!.trim(),
-      box: new SecretBox(
-        config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
-        config.WEBHOOK_SECRET_KEY_PREVIOUS,
-      ),
+      box: secretBoxOf(config),
       runTimeoutMs: config.RUN_TIMEOUT_MS,
       log,
       observer: {

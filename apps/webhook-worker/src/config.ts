@@ -1,5 +1,5 @@
 import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
-import { secretKeyEnv, secretKeyListEnv } from '@scrapejobs/outbound';
+import { secretKeysEnv } from '@scrapejobs/outbound';
 import { catalog } from '@scrapejobs/queues';
 import { z } from 'zod';
 
@@ -19,9 +19,8 @@ const retryDelays = z
 export const webhookWorkerEnvSchema = z.object({
   ...commonEnv,
   WEBHOOK_RETRY_DELAYS_MS: retryDelays,
-  /** Same key as the API's: it opens the secrets the API sealed. */
-  WEBHOOK_SECRET_KEY: secretKeyEnv.optional(),
-  WEBHOOK_SECRET_KEY_PREVIOUS: secretKeyListEnv.default([]),
+  /** Same keys as the API's: they open the secrets the API sealed. */
+  ...secretKeysEnv,
   /** Deliveries one process sends at once. */
   WEBHOOK_CONCURRENCY: envInt(1, 1_000).default(100),
   /** An answer (status line) later than this is a failed attempt. docs/api.md §6 says 10 s; tests shorten it. */

@@ -16,7 +16,7 @@ import {
   startOpsServer,
   type WorkerRuntime,
 } from '@scrapejobs/observability';
-import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
+import { secretBoxOf } from '@scrapejobs/outbound';
 import { catalog, createQueue, redisConnections } from '@scrapejobs/queues';
 import { Worker } from 'bullmq';
 import type { WebhookWorkerConfig } from './config.ts';
@@ -37,10 +37,7 @@ export function createWebhookRuntime(config: WebhookWorkerConfig): WorkerRuntime
     log.warn(
       'WEBHOOK_SECRET_KEY is not set: webhook secrets are opened with the public development key, which protects nothing; set the same 32-byte key as the API outside development',
     );
-  const box = new SecretBox(
-    config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY,
-    config.WEBHOOK_SECRET_KEY_PREVIOUS,
-  );
+  const box = secretBoxOf(config);
   const db = createDatabase({ url: config.DATABASE_URL, max: Math.min(config.WEBHOOK_CONCURRENCY, 40) + 4 });
   const connections = redisConnections(config.REDIS_URL, 'webhook-worker', log, {
     maxRetriesPerRequest: null,

@@ -16,7 +16,9 @@ export {
   DEVELOPMENT_SECRET_KEY,
   SecretBox,
   SecretBoxError,
+  secretBoxOf,
   secretKeyEnv,
   secretKeyListEnv,
+  secretKeysEnv,
 } from './internal/secret-box.ts';
 export { checkUrlTarget, type TargetCheck } from './internal/url-target.ts';

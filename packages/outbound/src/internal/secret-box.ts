@@ -44,6 +44,17 @@ export const secretKeyListEnv = z.string().transform((text, ctx) => {
   return keys;
 });
 
+/**
+ * The key settings of every process that seals or opens secrets at rest (webhook secrets, jobs'
+ * request secrets): the API and both workers share them.
+ */
+export const secretKeysEnv = {
+  /** AES-256-GCM key; unset falls back to the public development key (each process logs it). */
+  WEBHOOK_SECRET_KEY: secretKeyEnv.optional(),
+  /** Earlier keys, comma-separated, still accepted for opening secrets sealed before a rotation. */
+  WEBHOOK_SECRET_KEY_PREVIOUS: secretKeyListEnv.default([]),
+};
+
 const keyId = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
 /** The sealed value could not be opened: wrong key, tampering, or another row's value. */
@@ -99,3 +110,9 @@ export class SecretBox {
     }
   }
 }
+
+/** The box of a process's key settings (`secretKeysEnv`). */
+export const secretBoxOf = (config: {
+  WEBHOOK_SECRET_KEY?: Buffer | undefined;
+  WEBHOOK_SECRET_KEY_PREVIOUS: Buffer[];
+}) => new SecretBox(config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_SECRET_KEY, config.WEBHOOK_SECRET_KEY_PREVIOUS);
