@@ -3,6 +3,7 @@ import { newId } from '@scrapejobs/db';
 import { KeysService } from '@scrapejobs/domain';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startApp } from '../support/processes.ts';
+import { insertResults } from '../support/records.ts';
 import { REDIS_URL, testPrefix } from '../support/redis.ts';
 
 let tdb: TestDatabase;
@@ -36,18 +37,15 @@ async function seedJobWithResults(userId: string) {
     data: { id: runId, jobId, status: 'success', trigger: 'manual', finishedAt: new Date() },
   });
   const now = new Date();
-  await tdb.db.result.createMany({
-    data: Array.from({ length: ROWS }, (_, i) => ({
-      id: newId('res'),
-      runId,
-      jobId,
+  await insertResults(
+    tdb.db,
+    runId,
+    Array.from({ length: ROWS }, (_, i) => ({
       url: `https://example.com/${i}`,
-      urlIndex: i,
-      rowIndex: 0,
       data: { title: `Title number ${i} ${'x'.repeat(100)}` },
       scrapedAt: now,
     })),
-  });
+  );
   return jobId;
 }
 

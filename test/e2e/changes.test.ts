@@ -2,9 +2,9 @@ import type { Response } from 'supertest';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, startApp, until } from '../support/processes.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
 import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from '../support/readers.ts';
-import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
 // Change tracking and extraction health (docs/api.md §13) end to end: the real API, a real
@@ -51,13 +51,7 @@ beforeAll(async () => {
     );
     return true;
   });
-  worker = startApp('scraper-worker', {
-    DATABASE_URL: tdb.url,
-    REDIS_URL,
-    QUEUE_PREFIX: prefix.prefix,
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    PUBLIC_BASE_URL: 'https://scrape.example.com',
-  });
+  worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix));
   await worker.waitForLog((l) => l.msg === 'scraper worker started');
 });
 

@@ -3,8 +3,9 @@ import type { RunModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, startApp, until } from '../support/processes.ts';
-import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { storedRecords } from '../support/records.ts';
+import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
 let tdb: TestDatabase;
@@ -17,16 +18,14 @@ const sites: Awaited<ReturnType<typeof startSite>>[] = [];
 const USER_AGENT = 'CrawlTestBot/2.0 (+https://scrape.example.com/bot)';
 
 async function startWorker(over: Record<string, string> = {}) {
-  const w = startApp('scraper-worker', {
-    DATABASE_URL: tdb.url,
-    REDIS_URL,
-    QUEUE_PREFIX: prefix.prefix,
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    PUBLIC_BASE_URL: 'https://scrape.example.com',
-    RUN_LOCK_MS: '2000',
-    SCRAPER_USER_AGENT: USER_AGENT,
-    ...over,
-  });
+  const w = startApp(
+    'scraper-worker',
+    scraperWorkerEnv(tdb.url, prefix.prefix, {
+      RUN_LOCK_MS: '2000',
+      SCRAPER_USER_AGENT: USER_AGENT,
+      ...over,
+    }),
+  );
   workers.push(w);
   await w.waitForLog((l) => l.msg === 'scraper worker started');
   return w;
@@ -139,9 +138,7 @@ async function urlsOf(jobId: string, runId: string, query = '') {
 }
 
 const titlesOf = async (runId: string) =>
-  (await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } })).map(
-    (r) => (r.data as { title: string }).title,
-  );
+  (await storedRecords(tdb.db, runId)).map((r) => (r.data as { title: string }).title);
 
 describe('crawls (docs/api.md §11, §12)', () => {
   it('follows a next link page after page, with depth, parent and the per-URL listing in order', async () => {
@@ -429,7 +426,7 @@ describe('crawls (docs/api.md §11, §12)', () => {
         resultsCount: PAGES,
       }),
     );
-    const results = await tdb.db.result.findMany({ where: { runId } });
+    const results = await storedRecords(tdb.db, runId);
     expect(results).toHaveLength(PAGES);
     expect(new Set(results.map((r) => r.urlIndex)).size).toBe(PAGES);
     expect(new Set(results.map((r) => (r.data as { title: string }).title)).size).toBe(PAGES);

@@ -5,8 +5,9 @@ import type { JobModel, RunModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, startApp, until } from '../support/processes.ts';
-import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { recordCount, storedRecords } from '../support/records.ts';
+import { testPrefix } from '../support/redis.ts';
 import { listPage, startSite } from '../support/site.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
@@ -45,15 +46,8 @@ function hostile(req: IncomingMessage, res: ServerResponse): boolean {
   return true;
 }
 
-const workerEnv = (over: Record<string, string>) => ({
-  DATABASE_URL: tdb.url,
-  REDIS_URL,
-  QUEUE_PREFIX: prefix.prefix,
-  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-  RUN_LOCK_MS: '2000',
-  EXTRACTION_THREADS: '3',
-  ...over,
-});
+const workerEnv = (over: Record<string, string>) =>
+  scraperWorkerEnv(tdb.url, prefix.prefix, { RUN_LOCK_MS: '2000', EXTRACTION_THREADS: '3', ...over });
 
 async function startWorker(over: Record<string, string> = {}) {
   const w = startApp('scraper-worker', workerEnv(over));
@@ -235,7 +229,7 @@ describe('isolation between users on shared scraper workers', () => {
     const { runId } = await run(alice, jobId);
     const done = await ended(runId);
     expect(done.status).toBe('success');
-    const rows = await tdb.db.result.findMany({ where: { runId }, orderBy: { rowIndex: 'asc' } });
+    const rows = await storedRecords(tdb.db, runId);
     expect(rows.map((r) => r.data)).toEqual([{ p: 'ab' }, { p: 'cd' }]);
     const events = await tdb.db.event.findMany({ where: { jobId }, orderBy: { id: 'asc' } });
     expect(events.map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
@@ -264,7 +258,7 @@ describe('isolation between users on shared scraper workers', () => {
       }),
     );
     expect(hangHits()).toBe(2);
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(3);
+    expect(await recordCount(tdb.db, runId)).toBe(3);
     expect(third.proc.child.exitCode).toBeNull();
   });
 
@@ -332,14 +326,14 @@ describe('isolation between users on shared scraper workers', () => {
     await startWorker({ DATABASE_URL: dbUrl.toString(), RUN_RETRY_DELAY_MS: '200' });
     const jobId = await createJob(alice, { source: `${site.url}/slow/[1-12]?ms=150`, rate_limit: 600 });
     const { runId } = await run(alice, jobId);
-    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4);
+    await until(async () => (await recordCount(tdb.db, runId)) >= 4);
     await proxy.refuse();
     await new Promise((r) => setTimeout(r, 2_500));
     await proxy.restore();
     const done = await ended(runId, 45_000);
     await proxy.stop();
     expect(done).toEqual(expect.objectContaining({ status: 'success', successfulUrls: 12, failedUrls: 0 }));
-    const rows = await tdb.db.result.findMany({ where: { runId } });
+    const rows = await storedRecords(tdb.db, runId);
     expect(rows).toHaveLength(12);
     expect(new Set(rows.map((r) => r.urlIndex)).size).toBe(12);
   });

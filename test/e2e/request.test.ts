@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, startApp, until } from '../support/processes.ts';
-import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
 // Pages behind headers, cookies and logins, fetched and rendered, and screenshots of what was
@@ -76,14 +76,7 @@ beforeAll(async () => {
     }
     return false;
   });
-  worker = startApp('scraper-worker', {
-    DATABASE_URL: tdb.url,
-    REDIS_URL,
-    QUEUE_PREFIX: prefix.prefix,
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    PUBLIC_BASE_URL: 'https://scrape.example.com',
-    LOG_LEVEL: 'debug',
-  });
+  worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix, { LOG_LEVEL: 'debug' }));
   await worker.waitForLog((l) => l.msg === 'scraper worker started');
 }, 60_000);
 

@@ -2,8 +2,9 @@ import type { JobModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, startApp, until } from '../support/processes.ts';
-import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { recordCount, storedRecords } from '../support/records.ts';
+import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
 let tdb: TestDatabase;
@@ -13,15 +14,8 @@ let c: ReturnType<typeof client>;
 const prefix = testPrefix();
 const workers: Proc[] = [];
 
-const workerEnv = (over: Record<string, string> = {}) => ({
-  DATABASE_URL: tdb.url,
-  REDIS_URL,
-  QUEUE_PREFIX: prefix.prefix,
-  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-  PUBLIC_BASE_URL: 'https://scrape.example.com',
-  RUN_LOCK_MS: '2000',
-  ...over,
-});
+const workerEnv = (over: Record<string, string> = {}) =>
+  scraperWorkerEnv(tdb.url, prefix.prefix, { RUN_LOCK_MS: '2000', ...over });
 
 async function startWorker(over: Record<string, string> = {}) {
   const w = startApp('scraper-worker', workerEnv(over));
@@ -96,10 +90,7 @@ describe('scraper worker', () => {
         resultsCount: 9,
       }),
     );
-    const results = await tdb.db.result.findMany({
-      where: { runId },
-      orderBy: [{ urlIndex: 'asc' }, { rowIndex: 'asc' }],
-    });
+    const results = await storedRecords(tdb.db, runId);
     expect(results[0]).toEqual(
       expect.objectContaining({
         url: `${site.url}/page/1`,
@@ -168,10 +159,7 @@ describe('scraper worker', () => {
       });
       expect((await finished(plain.jobId)).resultsCount).toBe(1);
       expect((await finished(rendered.jobId, 40_000)).status).toBe('success');
-      const rows = await tdb.db.result.findMany({
-        where: { runId: rendered.runId },
-        orderBy: { rowIndex: 'asc' },
-      });
+      const rows = await storedRecords(tdb.db, rendered.runId);
       expect(rows.map((r) => (r.data as { item: string }).item)).toEqual(['alpha', 'beta']);
     } finally {
       await scripted.close();
@@ -231,7 +219,7 @@ describe('scraper worker', () => {
   it('stops a run within 1 s of a pause, keeps its results, and sends no further requests', async () => {
     await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-40]?ms=200`, rate_limit: 600 });
-    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 2 || null, 10_000);
+    await until(async () => (await recordCount(tdb.db, runId)) >= 2 || null, 10_000);
     expect((await c.post(`/jobs/${jobId}/pause`)).status).toBe(200);
     const pausedAt = Date.now();
     await new Promise((r) => setTimeout(r, 1_500));
@@ -239,7 +227,7 @@ describe('scraper worker', () => {
     expect(late).toEqual([]);
     const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run.status).toBe('cancelled');
-    const kept = await tdb.db.result.count({ where: { runId } });
+    const kept = await recordCount(tdb.db, runId);
     expect(kept).toBeGreaterThanOrEqual(2);
     expect(run.resultsCount).toBe(kept);
     expect((await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('paused');
@@ -261,7 +249,7 @@ describe('scraper worker', () => {
     const second = await startWorker();
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
-    const results = await tdb.db.result.findMany({ where: { runId } });
+    const results = await storedRecords(tdb.db, runId);
     expect(results).toHaveLength(24);
     expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(24);
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
@@ -275,49 +263,35 @@ describe('scraper worker', () => {
   });
 
   it('keeps one budget per job across three workers, even while a held-up worker and its successor both run it', async () => {
-    const fleet: Proc[] = [];
-    for (let i = 0; i < 3; i++) fleet.push(await startWorker({ LOG_LEVEL: 'debug' }));
+    const held = await startWorker({ LOG_LEVEL: 'debug' });
     const since = Date.now();
-    // 240 a minute: one start every 250 ms across the fleet.
-    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-16]?ms=20`, rate_limit: 240 });
+    // 240 a minute: one start every 250 ms across the fleet; a page answers in 1.5 s, so a worker
+    // that claimed URLs holds them while they wait for their turn and while they load.
+    const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-24]?ms=1500`, rate_limit: 240 });
     const starts = () =>
       site.hits.filter((h) => h.path.startsWith('/slow/') && h.at >= since).map((h) => h.at);
-    const lastClaim = (w: Proc) =>
-      Math.max(
-        0,
-        ...w.logs
-          .filter((l) => l.msg === 'claimed URLs' && l.run_id === runId)
-          .map((l) => Date.parse(String(l.time))),
-      );
-    await until(async () => starts().length >= 3 || null);
-    // The worker that claimed last still holds URLs waiting for their turn (one start every 250 ms).
-    const holder = await until(async () => {
-      const latest = fleet.reduce((a, b) => (lastClaim(b) > lastClaim(a) ? b : a));
-      return lastClaim(latest) > 0 ? latest : null;
-    });
-    // Held up past RUN_LOCK_MS with its URLs waiting for their turn: other workers take them
-    // over, then the first one wakes up with the same URLs in hand.
-    holder.child.kill('SIGSTOP');
+    await held.waitForLog((l) => l.msg === 'claimed URLs' && l.run_id === runId);
+    // Held up past RUN_LOCK_MS with URLs in hand: the two workers started now take them over,
+    // then the first one wakes up with the same URLs in hand.
+    held.child.kill('SIGSTOP');
+    const others = [await startWorker(), await startWorker()];
     await until(
-      async () =>
-        fleet.find(
-          (w) => w !== holder && w.logs.some((l) => l.msg === 'taking over a URL whose worker stopped'),
-        ),
+      async () => others.find((w) => w.logs.some((l) => l.msg === 'taking over a URL whose worker stopped')),
       20_000,
     );
     const before = starts().length;
     await until(async () => starts().length >= before + 2 || null);
-    holder.child.kill('SIGCONT');
-    await holder.waitForLog((l) => String(l.msg).startsWith('lost the lease of URLs'));
+    held.child.kill('SIGCONT');
+    await held.waitForLog((l) => String(l.msg).startsWith('lost the lease of URLs'));
 
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
-    const results = await tdb.db.result.findMany({ where: { runId } });
-    expect(results).toHaveLength(32);
-    expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(32);
+    const results = await storedRecords(tdb.db, runId);
+    expect(results).toHaveLength(48);
+    expect(new Set(results.map((r) => `${r.urlIndex}:${r.rowIndex}`)).size).toBe(48);
     expect((await eventsOf(jobId)).map((e) => e.kind)).toEqual(['job.started', 'job.completed']);
     // Never a burst: any one-second window holds four starts (one more for a timer that fires
-    // late on a loaded machine), the first worker's included.
+    // late on a loaded machine), the held-up worker's included.
     const all = starts().sort((a, b) => a - b);
     const perWindow = all.map((t) => all.filter((u) => u >= t && u < t + 1_000).length);
     expect(Math.max(...perWindow)).toBeLessThanOrEqual(5);
@@ -326,14 +300,14 @@ describe('scraper worker', () => {
   it('gives its URLs back on SIGTERM and another worker completes the run with no duplicate', async () => {
     const first = await startWorker();
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-30]?ms=150`, rate_limit: 300 });
-    await until(async () => (await tdb.db.result.count({ where: { runId } })) >= 4 || null, 10_000);
+    await until(async () => (await recordCount(tdb.db, runId)) >= 4 || null, 10_000);
     const second = await startWorker();
-    expect(await tdb.db.result.count({ where: { runId } })).toBeLessThan(60);
+    expect(await recordCount(tdb.db, runId)).toBeLessThan(60);
     expect(await first.kill('SIGTERM')).toBe(0);
     expect(first.logs.some((l) => l.msg === 'run finished')).toBe(false);
     const job = await finished(jobId, 30_000);
     expect(job.status).toBe('success');
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(60);
+    expect(await recordCount(tdb.db, runId)).toBe(60);
     expect(second.logs.some((l) => l.msg === 'run finished' && l.run_id === runId)).toBe(true);
   });
 
@@ -348,7 +322,7 @@ describe('scraper worker', () => {
     });
     expect(updated.status).toBe(200);
     expect((await finished(jobId, 30_000)).status).toBe('success');
-    const rows = await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } });
+    const rows = await storedRecords(tdb.db, runId);
     expect(rows.map((r) => r.url)).toEqual(
       [21, 22, 23].flatMap((n) => Array(3).fill(`${site.url}/page/${n}`)),
     );
@@ -369,10 +343,7 @@ describe('scraper worker', () => {
         (await tdb.db.run.findUniqueOrThrow({ where: { id: next.body.run_id } })).status !== 'running',
       30_000,
     );
-    const nextRows = await tdb.db.result.findMany({
-      where: { runId: next.body.run_id },
-      orderBy: { urlIndex: 'asc' },
-    });
+    const nextRows = await storedRecords(tdb.db, next.body.run_id);
     expect(nextRows.map((r) => r.data)).toEqual([
       { first_item: 'Item 0' },
       { first_item: 'Item 1' },

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { REDIS_URL } from './redis.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -15,6 +16,20 @@ export interface Proc {
   exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
+
+/** The environment of a scraper worker on a test's database and queue prefix, fetching from local sites. */
+export const scraperWorkerEnv = (
+  databaseUrl: string,
+  queuePrefix: string,
+  over: Record<string, string> = {},
+) => ({
+  DATABASE_URL: databaseUrl,
+  REDIS_URL,
+  QUEUE_PREFIX: queuePrefix,
+  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+  PUBLIC_BASE_URL: 'https://scrape.example.com',
+  ...over,
+});
 
 /** Starts one of the apps as a real process (`apps/<app>/src/main.ts`) with extra environment. */
 export function startApp(app: string, env: Record<string, string>): Proc {

@@ -2,7 +2,9 @@
 import { type Database, newId, type RunStatus } from '@scrapejobs/db';
 import { type ApiFixture, apiFixture } from './api.ts';
 import { type Client, validJob } from './client.ts';
+import { insertResults, type SeedRecord } from './records.ts';
 
+export * from './records.ts';
 export type { Client };
 
 export interface Fixture extends ApiFixture {
@@ -32,12 +34,6 @@ export async function createJob(c: Client, queryNames: string[]): Promise<string
   return res.body.job_id as string;
 }
 
-export interface SeedRecord {
-  url: string;
-  data: Record<string, string | null>;
-  scrapedAt?: Date;
-}
-
 /** A run of the job with these records, stored as a scraper worker stores them. */
 export async function seedRun(
   db: Database,
@@ -59,27 +55,6 @@ export async function seedRun(
       resultsCount: records.length,
     },
   });
-  await insertResults(db, jobId, id, records);
+  await insertResults(db, id, records);
   return id;
-}
-
-export async function insertResults(
-  db: Database,
-  jobId: string,
-  runId: string,
-  records: SeedRecord[],
-  from = 0,
-) {
-  await db.result.createMany({
-    data: records.map((r, i) => ({
-      id: newId('res'),
-      runId,
-      jobId,
-      url: r.url,
-      urlIndex: from + i,
-      rowIndex: 0,
-      data: r.data,
-      scrapedAt: r.scrapedAt ?? new Date(Date.UTC(2026, 0, 2, 3, 4, 5, i % 1000)),
-    })),
-  });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { isId, newId } from './ids.ts';
+import { isId, MAX_PAGE_RECORDS, newId, newRecordIdBase, recordId } from './ids.ts';
 
 describe('newId', () => {
   test('gives the prefix, 10 time characters and 16 random Crockford base32 characters', () => {
@@ -24,5 +24,17 @@ describe('newId', () => {
     // Every character of the alphabet turns up in the random parts.
     const characters = new Set(ids.flatMap((id) => [...id.slice(14)]));
     expect(characters.size).toBe(32);
+  });
+});
+
+describe('record ids', () => {
+  test("share their page's base and end with the row in three base-32 characters", () => {
+    const base = newRecordIdBase(0);
+    expect(base).toMatch(/^0000000000[0-9A-HJKMNP-TV-Z]{13}$/);
+    expect(recordId(base, 0)).toBe(`res_${base}000`);
+    expect(recordId(base, 33)).toBe(`res_${base}011`);
+    expect(recordId(base, 9_999)).toBe(`res_${base}9RF`);
+    expect(recordId(base, MAX_PAGE_RECORDS - 1)).toBe(`res_${base}ZZZ`);
+    expect(isId('res', recordId(base, 123))).toBe(true);
   });
 });

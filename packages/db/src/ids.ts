@@ -36,3 +36,21 @@ const ID_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export function isId(prefix: IdPrefix, id: string): boolean {
   return id.startsWith(`${prefix}_`) && ID_BODY.test(id.slice(prefix.length + 1));
 }
+
+/** The ids of a page's records share all but their last three characters (prisma/schema.prisma, ResultPage). */
+const RECORD_ROW_CHARS = 3;
+/** More rows than a page may give (10,000 records, docs/api.md §16) fit in three characters. */
+export const MAX_PAGE_RECORDS = 32 ** RECORD_ROW_CHARS;
+
+/** A new page's `id_base`: a record id's time and random characters, less the row's. */
+export function newRecordIdBase(now = Date.now()): string {
+  return newId('res', now).slice(4, 30 - RECORD_ROW_CHARS);
+}
+
+/** The public id of row `row` of a page: its id_base and the row in base 32. */
+export function recordId(idBase: string, row: number): string {
+  let suffix = '';
+  for (let i = 0, r = row; i < RECORD_ROW_CHARS; i++, r = Math.floor(r / 32))
+    suffix = ALPHABET[r % 32] + suffix;
+  return `res_${idBase}${suffix}`;
+}

@@ -4,7 +4,7 @@ export { Prisma } from './generated/prisma/client.ts';
 export type { DeliveryStatus, JobStatus, Mode, RunStatus, RunTrigger } from './generated/prisma/enums.ts';
 export type * from './generated/prisma/models.ts';
 export type { IdPrefix } from './ids.ts';
-export { isId, newId } from './ids.ts';
+export { isId, MAX_PAGE_RECORDS, newId, newRecordIdBase, recordId } from './ids.ts';
 export { applyMigrations } from './internal/migrate.ts';
 export { MigrationError } from './internal/migration-error.ts';
 export { transaction } from './transaction.ts';

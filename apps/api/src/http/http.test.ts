@@ -403,7 +403,7 @@ describe('operations', () => {
     expect(line('queue_jobs', 'queue="schedule-ticks"', 'state="waiting"')).toMatch(/ \d+$/);
     expect(line('scrape_urls', 'state="pending"')).toMatch(/ \d+$/);
     // An empty table still takes its first pages (indexes included).
-    expect(line('scrape_results_bytes', 'table="results"')).toMatch(/ [1-9]\d*$/);
+    expect(line('scrape_results_bytes', 'table="result_pages"')).toMatch(/ [1-9]\d*$/);
     expect(text).toContain('process_resident_memory_bytes');
   });
 

@@ -7,6 +7,7 @@ import { loadIntoPostgres, loadIntoSqlite, readCsv, readXlsx } from '../../../..
 import {
   createJob,
   type Fixture,
+  insertPage,
   type SeedRecord,
   seedRun,
   startFixture,
@@ -163,6 +164,27 @@ describe('GET /jobs/{id}/download', () => {
     ]);
   });
 
+  it("gives the records of pages of many records page by page, each page's in row order", async () => {
+    const other = await seedRun(f.tdb.db, job, [], { startedAt: new Date(Date.now() - 30_000) });
+    const sizes = [600, 1, 250];
+    for (const [urlIndex, size] of sizes.entries())
+      await insertPage(f.tdb.db, other, {
+        url: `https://site.test/many/${urlIndex}`,
+        urlIndex,
+        records: Array.from({ length: size }, (_, row) => ({ title: `${urlIndex}.${row}` })),
+      });
+    const res = await f.alice
+      .get(`/jobs/${job}/download?format=csv&run_id=${other}`)
+      .buffer(true)
+      .parse(binary);
+    const { rows } = readCsv((res.body as Buffer).toString());
+    expect(rows.map((r) => [r[0], r[2]])).toEqual(
+      sizes.flatMap((size, page) =>
+        Array.from({ length: size }, (_, row) => [`https://site.test/many/${page}`, `${page}.${row}`]),
+      ),
+    );
+  });
+
   it('answers 400 at format for another format', async () => {
     for (const format of ['pdf', 'CSV', '']) {
       const res = await f.alice.get(`/jobs/${job}/download?format=${format}`);
@@ -228,11 +250,11 @@ describe('streaming', () => {
     big = await createJob(f.alice, ['a', 'b']);
     const bigRun = await seedRun(f.tdb.db, big, []);
     await f.tdb.db.pool.query(
-      `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-       SELECT 'res_' || lpad(g::text, 26, '0'), $1, $2, 'https://site.test/' || g, g, 0,
-              jsonb_build_object('a', repeat('x', 1600), 'b', g::text), now()
+      `INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+       SELECT $1, g, 'https://site.test/' || g, now(), 1, lpad(g::text, 23, '0'),
+              jsonb_build_array(jsonb_build_object('a', repeat('x', 1600), 'b', g::text))
        FROM generate_series(1, 60000) g`,
-      [bigRun, big],
+      [bigRun],
     );
     server = f.api.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));

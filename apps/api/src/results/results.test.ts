@@ -1,11 +1,13 @@
-import { newId } from '@scrapejobs/db';
+import { newId, newRecordIdBase } from '@scrapejobs/db';
 import {
   createJob,
   type Fixture,
+  insertPage,
   insertResults,
   type SeedRecord,
   seedRun,
   startFixture,
+  storedRecords,
 } from '../../../../test/support/results.ts';
 
 let f: Fixture;
@@ -48,7 +50,7 @@ describe('GET /jobs/{id}/results', () => {
     const run = await seedRun(f.tdb.db, job, records(1));
     // Written as jsonb text: Prisma would drop a `__proto__` key on the way in.
     await f.tdb.db.pool.query(
-      `UPDATE results SET data = '{"__proto__":"p","toString":"t"}'::jsonb WHERE run_id = $1`,
+      `UPDATE result_pages SET data = '[{"__proto__":"p","toString":"t"}]'::jsonb WHERE run_id = $1`,
       [run],
     );
     const res = await f.alice.get(`/jobs/${job}/results`);
@@ -165,6 +167,40 @@ describe('GET /jobs/{id}/results', () => {
     expect(new Set(seen.map((r) => r.result_id)).size).toBe(23);
   });
 
+  it('pages within and across pages of many records, with ids that stay the same', async () => {
+    const job = await createJob(f.alice, ['title']);
+    const run = await seedRun(f.tdb.db, job, []);
+    const sizes = [7, 1, 12, 3];
+    const kept = [newId('res'), newId('res'), newId('res')];
+    for (const [urlIndex, size] of sizes.entries())
+      await insertPage(f.tdb.db, run, {
+        url: `https://site.test/p/${urlIndex}`,
+        urlIndex,
+        records: Array.from({ length: size }, (_, row) => ({ title: `${urlIndex}.${row}` })),
+        // Records moved from the layout of one row per record keep their ids.
+        ...(urlIndex === 3 && { ids: kept }),
+      });
+    const expected = sizes.flatMap((size, page) =>
+      Array.from({ length: size }, (_, row) => `${page}.${row}`),
+    );
+    const stored = (await storedRecords(f.tdb.db, run)).map((r) => r.id);
+    expect(stored.slice(-3)).toEqual(kept);
+    for (const limit of [1, 3, 7, 8, 1000]) {
+      const seen = (await pageAll(`/jobs/${job}/results?run_id=${run}`, limit)) as unknown as {
+        result_id: string;
+        url: string;
+        data: { title: string };
+      }[];
+      expect(seen.map((r) => r.data.title)).toEqual(expected);
+      expect(seen.map((r) => r.url)).toEqual(expected.map((t) => `https://site.test/p/${t.split('.')[0]}`));
+      expect(seen.map((r) => r.result_id)).toEqual(stored);
+    }
+    expect(new Set(stored).size).toBe(expected.length);
+    const page = await f.alice.get(`/jobs/${job}/results?run_id=${run}&limit=23`);
+    expect(page.body.count).toBe(23);
+    expect(page.body.next_cursor).toBeNull();
+  });
+
   it('keeps following the run of the cursor when a newer run ends in between', async () => {
     const job = await createJob(f.alice, ['title']);
     const run = await seedRun(f.tdb.db, job, records(4), { startedAt: new Date(Date.now() - 5000) });
@@ -192,12 +228,12 @@ describe('GET /jobs/{id}/results', () => {
     try {
       await slow.query('BEGIN');
       await slow.query(
-        `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-         VALUES ($1, $2, $3, 'https://site.test/slow', 100, 0, '{"title":"slow"}', now())`,
-        [newId('res'), run, job],
+        `INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+         VALUES ($1, 100, 'https://site.test/slow', now(), 1, $2, '[{"title":"slow"}]')`,
+        [run, newRecordIdBase()],
       );
       // ...while another one, with higher numbers, commits first.
-      await insertResults(f.tdb.db, job, run, records(2, 'after'), 10);
+      await insertResults(f.tdb.db, run, records(2, 'after'), 10);
       const page = await f.alice.get(`/jobs/${job}/results?run_id=${run}&limit=100`);
       expect(page.body.results.map((r: { url: string }) => r.url)).toEqual(
         records(3, 'before').map((r) => r.url),
@@ -248,9 +284,9 @@ describe('GET /jobs/{id}/results', () => {
           for (let i = 0; i < 3; i++) {
             const n = written++;
             await c.query(
-              `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-               VALUES ($1, $2, $3, $4, $5, 0, '{}', now())`,
-              [newId('res'), run, job, `https://site.test/w${w}/${n}`, 1000 + n],
+              `INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+               VALUES ($1, $2, $3, now(), 1, $4, '[{}]')`,
+              [run, 1000 + n, `https://site.test/w${w}/${n}`, newRecordIdBase()],
             );
           }
           await new Promise((r) => setTimeout(r, Math.random() * 4));
@@ -270,7 +306,7 @@ describe('GET /jobs/{id}/results', () => {
     });
     await writers;
     const rest = await pageAll(`/jobs/${job}/results?run_id=${run}`, 1000);
-    const stored = await f.tdb.db.result.findMany({ where: { runId: run }, orderBy: { seq: 'asc' } });
+    const stored = (await storedRecords(f.tdb.db, run)).sort((a, b) => (a.seq < b.seq ? -1 : 1));
     // A page that went past the writers saw everything; the second pass proves the set is complete.
     const ids = seen.map((r) => r.result_id);
     expect(new Set(ids).size).toBe(ids.length);

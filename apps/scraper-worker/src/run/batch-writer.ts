@@ -17,7 +17,6 @@ const ATTEMPTS = 5;
 export class BatchWriter {
   readonly #store: RunStore;
   readonly #runId: string;
-  readonly #jobId: string;
   readonly #onLost: (urls: number) => void;
   #pages: PageRows[] = [];
   #outcomes: UrlOutcome[] = [];
@@ -33,10 +32,9 @@ export class BatchWriter {
   #timer: NodeJS.Timeout | null = null;
 
   /** `onLost` hears of outcomes not written because their URLs were taken over meanwhile. */
-  constructor(store: RunStore, runId: string, jobId: string, onLost: (urls: number) => void) {
+  constructor(store: RunStore, runId: string, onLost: (urls: number) => void) {
     this.#store = store;
     this.#runId = runId;
-    this.#jobId = jobId;
     this.#onLost = onLost;
   }
 
@@ -95,7 +93,7 @@ export class BatchWriter {
     this.#writing = outcomes;
     for (let attempt = 1; ; attempt++) {
       try {
-        const lost = await this.#store.saveBatch(this.#runId, this.#jobId, {
+        const lost = await this.#store.saveBatch(this.#runId, {
           pages,
           outcomes,
           found,

@@ -158,9 +158,7 @@ export class RunWork {
     this.settings = settings;
     this.#startedAt = state.startedAt.getTime();
     this.#log = deps.log.child({ run_id: state.runId, job_id: state.jobId });
-    this.#batch = new BatchWriter(deps.store, state.runId, state.jobId, (urls) =>
-      this.#log.warn({ urls }, LEASE_LOST),
-    );
+    this.#batch = new BatchWriter(deps.store, state.runId, (urls) => this.#log.warn({ urls }, LEASE_LOST));
     this.#timeout = AbortSignal.timeout(Math.max(0, this.#startedAt + deps.runTimeoutMs - Date.now()));
     this.#timeout.addEventListener('abort', () => this.stop('timeout'), { once: true });
     this.#filter = settings.crawl && filterSpec(settings.source, settings.crawl);

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ChangeTypeName, DownloadFormat } from '@scrapejobs/contracts';
-import { type Database, isId, Prisma, type RunModel } from '@scrapejobs/db';
+import { type Database, isId, Prisma, type RunModel, recordId } from '@scrapejobs/db';
 import { AppError, notFound, validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
 import { DOWNLOADS } from './formats/index.ts';
@@ -13,11 +13,11 @@ const ENDED = ['success', 'failed', 'cancelled'] as const;
 const SETTLING_MS = 15 * 60 * 1000;
 
 /**
- * Sequence numbers are taken before commit, so a row with a lower `seq` can become visible after
- * one with a higher `seq`; a cursor past the higher one would skip it. So a page ends before the
- * first row that is not older (by `xmin`) than the oldest transaction that was running when the
+ * Sequence numbers are taken before commit, so a page row with a lower `seq` can become visible
+ * after one with a higher `seq`; a cursor past the higher one would skip it. So a list ends before
+ * the first page row that is not older (by `xmin`) than the oldest transaction that was running when the
  * statement's snapshot was taken and may be writing results here: one that holds a write lock on
- * this database's results table, or that has ended since and so cannot be told apart. Other
+ * this database's result_pages table, or that has ended since and so cannot be told apart. Other
  * transactions (other tables, other databases) do not hold pages back.
  * (`age()` compares transaction ids across wraparound; a negative age is a frozen, ancient row.)
  */
@@ -32,7 +32,7 @@ const WRITE_HORIZON = Prisma.sql`
         SELECT 1 FROM pg_locks w
         WHERE w.virtualtransaction = t.virtualtransaction AND w.locktype = 'relation'
           AND w.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND w.relation = 'results'::regclass AND w.mode = 'RowExclusiveLock')
+          AND w.relation = 'result_pages'::regclass AND w.mode = 'RowExclusiveLock')
   ),
   horizon AS (
     SELECT max(age(r.xid)) AS age FROM running r
@@ -42,7 +42,6 @@ const SETTLED = Prisma.sql`((SELECT age FROM horizon) IS NULL
   OR age(xmin) > (SELECT age FROM horizon) OR age(xmin) < 0)`;
 
 export interface StoredResult {
-  seq: bigint;
   id: string;
   runId: string;
   url: string;
@@ -64,18 +63,31 @@ export interface Download {
   body: Readable;
 }
 
+/** The next record to read: row `row` of the page row `seq` (pages after it are read from row 0). */
 interface Position {
   runId: string;
   seq: bigint;
+  row: number;
 }
 
 // A cursor names its run too, so following it never drifts to a run that ended in the meantime.
-const encodeCursor = (p: Position) => Buffer.from(`${p.runId}:${p.seq}`).toString('base64url');
+const encodeCursor = (p: Position) => Buffer.from(`${p.runId}:${p.seq}:${p.row}`).toString('base64url');
 function decodeCursor(cursor: string): Position {
-  const [runId = '', seq = ''] = Buffer.from(cursor, 'base64url').toString().split(':');
-  if (!isId('run', runId) || !/^\d{1,18}$/.test(seq))
+  const [runId = '', seq = '', row = ''] = Buffer.from(cursor, 'base64url').toString().split(':');
+  if (!isId('run', runId) || !/^\d{1,18}$/.test(seq) || !/^\d{1,5}$/.test(row))
     throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
-  return { runId, seq: BigInt(seq) };
+  return { runId, seq: BigInt(seq), row: Number(row) };
+}
+
+/** A row of result_pages as a list reads it. */
+interface StoredPage {
+  seq: bigint;
+  url: string;
+  scrapedAt: Date;
+  idBase: string;
+  ids: string[] | null;
+  data: Record<string, unknown>[];
+  settled: boolean;
 }
 
 export interface ResultsOptions {
@@ -122,30 +134,50 @@ export class ResultsService {
     if (!run) return { jobId: job.id, runId: null, queryNames: job.queryNames, items: [], nextCursor: null };
 
     const settling = !run.finishedAt || this.#now().getTime() - run.finishedAt.getTime() < SETTLING_MS;
-    const columns = Prisma.sql`seq, id, run_id AS "runId", url, data, scraped_at AS "scrapedAt"`;
-    const page = Prisma.sql`FROM results WHERE run_id = ${run.id} AND seq > ${position?.seq ?? 0n}
-      ORDER BY seq LIMIT ${opts.limit + 1}`;
-    const rows = await this.#db.$queryRaw<(StoredResult & { settled: boolean })[]>(
-      settling
-        ? Prisma.sql`${WRITE_HORIZON} SELECT ${columns}, ${SETTLED} AS settled ${page}`
-        : Prisma.sql`SELECT ${columns}, true AS settled ${page}`,
+    const from = position ?? { runId: run.id, seq: 0n, row: 0 };
+    // The pages holding the next limit + 1 records (each page has one at least, and the cursor's
+    // page may have none left): only those are read whole, so whether there are more is known
+    // without reading further.
+    const wanted = opts.limit + 1 + from.row;
+    const pages = Prisma.sql`SELECT seq, url, scraped_at, id_base, ids, data, records, xmin,
+        sum(records) OVER (ORDER BY seq) - records AS before
+      FROM result_pages WHERE run_id = ${run.id} AND seq >= ${from.seq} ORDER BY seq LIMIT ${opts.limit + 2}`;
+    const columns = Prisma.sql`seq, url, scraped_at AS "scrapedAt", id_base AS "idBase", ids, data`;
+    const rows = await this.#db.$queryRaw<StoredPage[]>(
+      Prisma.sql`${settling ? WRITE_HORIZON : Prisma.empty}
+        SELECT ${columns}, ${settling ? SETTLED : Prisma.sql`true`} AS settled
+          FROM (${pages}) p WHERE before < ${wanted} ORDER BY seq`,
     );
     const items: StoredResult[] = [];
-    let more = rows.length > opts.limit;
-    for (const { settled, ...row } of rows.slice(0, opts.limit)) {
-      if (!settled) {
+    let next = from;
+    let more = false;
+    for (const page of rows) {
+      if (!page.settled) {
         more = true;
         break;
       }
-      items.push(row);
+      let row = page.seq === from.seq ? from.row : 0;
+      for (; row < page.data.length && items.length < opts.limit; row++) {
+        items.push({
+          id: page.ids?.[row] ?? recordId(page.idBase, row),
+          runId: run.id,
+          url: page.url,
+          data: page.data[row] ?? {},
+          scrapedAt: page.scrapedAt,
+        });
+        next = { runId: run.id, seq: page.seq, row: row + 1 };
+      }
+      if (row < page.data.length) {
+        more = true;
+        break;
+      }
     }
-    const last = items.at(-1)?.seq ?? position?.seq ?? 0n;
     return {
       jobId: job.id,
       runId: run.id,
       queryNames: job.queryNames,
       items,
-      nextCursor: more ? encodeCursor({ runId: run.id, seq: last }) : null,
+      nextCursor: more ? encodeCursor(next) : null,
     };
   }
 
@@ -237,10 +269,19 @@ export class ResultsService {
 
 const SCRAPED_AT = `to_char(scraped_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** A run's records as download rows: url, scraped_at, then each query's value ($2… the names). */
+/**
+ * A run's records as download rows: url, scraped_at, then each query's value ($2… the names).
+ * Pages come in order from the primary key and each page's records are sorted on their own (an
+ * incremental sort), so the rows stream without sorting the run.
+ */
 function resultRows(names: readonly string[]): { sql: string; names: readonly string[] } {
-  const fields = names.map((_, i) => `, data->>$${i + 2}::text`).join('');
-  return { sql: `SELECT url, ${SCRAPED_AT}${fields} FROM results WHERE run_id = $1 ORDER BY seq`, names };
+  const fields = names.map((_, i) => `, e.data->>$${i + 2}::text`).join('');
+  return {
+    sql: `SELECT p.url, ${SCRAPED_AT}${fields}
+            FROM result_pages p CROSS JOIN LATERAL jsonb_array_elements(p.data) WITH ORDINALITY AS e(data, ord)
+           WHERE p.run_id = $1 ORDER BY p.seq, e.ord`,
+    names,
+  };
 }
 
 /**

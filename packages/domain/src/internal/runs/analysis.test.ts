@@ -1,5 +1,6 @@
 import { newId } from '@scrapejobs/db';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
+import { insertResults } from '../../../../../test/support/records.ts';
 import { RunAnalysis } from './analysis.ts';
 
 let tdb: TestDatabase;
@@ -58,18 +59,11 @@ async function endedRun(jobId: string, rows: Row[], status: 'success' | 'failed'
       analysisDue: status !== 'cancelled',
     },
   });
-  await tdb.db.result.createMany({
-    data: rows.map(({ url, ...data }, i) => ({
-      id: newId('res', clock),
-      runId,
-      jobId,
-      url,
-      urlIndex: 0,
-      rowIndex: i,
-      data,
-      scrapedAt: new Date(clock),
-    })),
-  });
+  await insertResults(
+    tdb.db,
+    runId,
+    rows.map(({ url, ...data }) => ({ url, data, scrapedAt: new Date(clock) })),
+  );
   return runId;
 }
 

@@ -66,15 +66,6 @@ interface StateRow {
   not_before: number | null;
 }
 
-interface ClaimRow {
-  seq: number;
-  kind: UrlKindName;
-  url: string;
-  depth: number;
-  claims: number;
-  crashes: number;
-}
-
 const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes';
 
 /**
@@ -159,7 +150,7 @@ export class Frontier {
    */
   async claim(runId: string, count: number, leaseMs: number): Promise<ClaimedUrl[]> {
     return this.#locked(runId, [], async (client) => {
-      const { rows } = await client.query<ClaimRow>({
+      const { rows } = await client.query<ClaimedUrl>({
         name: 'frontier-claim',
         text: `WITH r AS (
                  SELECT r.id, greatest(${MAX_PAGES} - r.started_urls, 0) AS room
@@ -187,7 +178,7 @@ export class Frontier {
   /** Takes over the first URL of a running run whose lease ran out: its worker died or was held up. */
   async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
     return this.#locked<ClaimedUrl | null>(runId, null, async (client) => {
-      const { rows } = await client.query<ClaimRow>({
+      const { rows } = await client.query<ClaimedUrl>({
         name: 'frontier-take-over',
         text: `WITH lost AS MATERIALIZED (
                  SELECT u.seq FROM run_urls u

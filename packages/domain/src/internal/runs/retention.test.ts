@@ -1,6 +1,7 @@
 import { newId } from '@scrapejobs/db';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
+import { insertResults, recordCount } from '../../../../../test/support/records.ts';
 import { JobsService } from '../jobs/service.ts';
 import { ResultsService } from '../results/service.ts';
 import { RetentionSweep } from './retention.ts';
@@ -58,18 +59,15 @@ async function endedRun(
       }),
     },
   });
-  await tdb.db.result.createMany({
-    data: Array.from({ length: 12 }, (_, i) => ({
-      id: newId('res', at),
-      runId: id,
-      jobId,
+  await insertResults(
+    tdb.db,
+    id,
+    Array.from({ length: 12 }, (_, i) => ({
       url: 'https://example.com/',
-      urlIndex: i % 2,
-      rowIndex: i,
       data: { title: `t${i}` },
       scrapedAt: new Date(at),
     })),
-  });
+  );
   await tdb.db.runUrl.createMany({
     data: [0, 1].map((seq) => ({
       runId: id,
@@ -101,15 +99,15 @@ describe('RetentionSweep', () => {
     expect(swept.runs).toBe(2);
     expect(await runsOf(jobId)).toEqual([latestOld]);
     for (const runId of [old1, old2]) {
-      expect(await tdb.db.result.count({ where: { runId } })).toBe(0);
+      expect(await recordCount(tdb.db, runId)).toBe(0);
       expect(await tdb.db.runUrl.count({ where: { runId } })).toBe(0);
       expect(await tdb.db.runChange.count({ where: { runId } })).toBe(0);
       expect(await tdb.db.runScreenshot.count({ where: { runId } })).toBe(0);
     }
-    expect(await tdb.db.result.count({ where: { runId: latestOld } })).toBe(12);
-    expect(await tdb.db.result.count({ where: { runId: untouched } })).toBe(12);
-    const results = swept.deleted.find((d) => d.table === 'results');
-    expect(results).toEqual({ table: 'results', rows: 24, bytes: expect.any(Number) });
+    expect(await recordCount(tdb.db, latestOld)).toBe(12);
+    expect(await recordCount(tdb.db, untouched)).toBe(12);
+    const results = swept.deleted.find((d) => d.table === 'result_pages');
+    expect(results).toEqual({ table: 'result_pages', rows: 24, bytes: expect.any(Number) });
     expect(results!.bytes).toBeGreaterThan(24 * 30);
     expect(swept.deleted.find((d) => d.table === 'runs')?.rows).toBe(2);
   });
@@ -150,7 +148,7 @@ describe('RetentionSweep', () => {
     const latest = await endedRun(jobId, 4);
     // What a sweep killed after its first batch leaves: the run marked, part of its rows deleted.
     await tdb.db.run.update({ where: { id: gone }, data: { deleting: true } });
-    await tdb.db.$executeRaw`DELETE FROM results WHERE run_id = ${gone} AND row_index < 5`;
+    await tdb.db.$executeRaw`DELETE FROM result_pages WHERE run_id = ${gone} AND url_index < 5`;
     const noop = async () => {};
     const jobs = new JobsService(
       tdb.db,
@@ -170,6 +168,6 @@ describe('RetentionSweep', () => {
     const swept = await new RetentionSweep(tdb.db, { defaultDays: 0 }).sweep();
     expect(swept.runs).toBe(1);
     expect(await runsOf(jobId)).toEqual([latest]);
-    expect(await tdb.db.result.count({ where: { runId: gone } })).toBe(0);
+    expect(await recordCount(tdb.db, gone)).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import type { Database } from '@scrapejobs/db';
 
 /** The tables holding a run's rows, deleted batch by batch before the run's own row. */
 const TABLES = [
-  { table: 'results', key: 'seq' },
+  { table: 'result_pages', key: 'seq' },
   { table: 'run_urls', key: 'seq' },
   { table: 'run_changes', key: 'seq' },
   { table: 'run_screenshots', key: 'seq' },

@@ -1,6 +1,7 @@
 import { urlKey } from '@scrapejobs/crawl';
 import { newId } from '@scrapejobs/db';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
+import { recordCount, storedRecords } from '../../../../../test/support/records.ts';
 import { type ClaimedUrl, Frontier } from './frontier.ts';
 import { type FoundUrl, type PageRows, RunStore, type UrlOutcome } from './store.ts';
 
@@ -109,7 +110,7 @@ describe('Frontier', () => {
   });
 
   it('takes over a URL whose lease ran out, and fences the worker that lost it', async () => {
-    const { jobId, runId } = await runningRun('https://example.com/a');
+    const { runId } = await runningRun('https://example.com/a');
     const [first] = await frontier.claim(runId, 1, 1);
     await new Promise((r) => setTimeout(r, 20));
     const taken = await frontier.takeOver(runId, LEASE_MS);
@@ -118,18 +119,18 @@ describe('Frontier', () => {
       { runId, seq: 0, claims: 1 },
     ]);
     // The worker that lost it stores nothing and hears so; the one that took it over stores once.
-    expect(
-      await store.saveBatch(runId, jobId, { pages: [rowsOf(first!)], outcomes: [ok(first!)], found: [] }),
-    ).toBe(1);
+    expect(await store.saveBatch(runId, { pages: [rowsOf(first!)], outcomes: [ok(first!)], found: [] })).toBe(
+      1,
+    );
     expect(await frontier.release(runId, [first!])).toBe(1);
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(0);
-    expect(
-      await store.saveBatch(runId, jobId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] }),
-    ).toBe(0);
-    expect(
-      await store.saveBatch(runId, jobId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] }),
-    ).toBe(1);
-    expect(await tdb.db.result.count({ where: { runId } })).toBe(2);
+    expect(await recordCount(tdb.db, runId)).toBe(0);
+    expect(await store.saveBatch(runId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] })).toBe(
+      0,
+    );
+    expect(await store.saveBatch(runId, { pages: [rowsOf(taken!)], outcomes: [ok(taken!)], found: [] })).toBe(
+      1,
+    );
+    expect(await recordCount(tdb.db, runId)).toBe(2);
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1, failedUrls: 0 }));
   });
 
@@ -156,9 +157,9 @@ describe('Frontier', () => {
 
 describe('RunStore', () => {
   it('stores outcomes, records and the links found, each link accepted once', async () => {
-    const { jobId, runId } = await runningRun('https://example.com/[1-2]', crawl(100));
+    const { runId } = await runningRun('https://example.com/[1-2]', crawl(100));
     const [a, b] = await frontier.claim(runId, 2, LEASE_MS);
-    await store.saveBatch(runId, jobId, {
+    await store.saveBatch(runId, {
       pages: [rowsOf(a!)],
       outcomes: [ok(a!), failed(b!)],
       found: [
@@ -183,10 +184,9 @@ describe('RunStore', () => {
   });
 
   it('keeps the failure of the lowest URL, whatever order batches come in', async () => {
-    const { jobId, runId } = await runningRun('https://example.com/[1-9]');
+    const { runId } = await runningRun('https://example.com/[1-9]');
     const urls = await frontier.claim(runId, 9, LEASE_MS);
-    const save = (outcomes: UrlOutcome[]) =>
-      store.saveBatch(runId, jobId, { pages: [], outcomes, found: [] });
+    const save = (outcomes: UrlOutcome[]) => store.saveBatch(runId, { pages: [], outcomes, found: [] });
     await save([failed(urls[6]!), failed(urls[4]!, 'TIMEOUT')]);
     await save([failed(urls[7]!), ok(urls[0]!)]);
     await save([failed(urls[2]!, 'NETWORK_ERROR')]);
@@ -200,10 +200,10 @@ describe('RunStore', () => {
   it('ends a run only when its frontier is done, pages past max_pages skipped with MAX_PAGES', async () => {
     const { jobId, runId } = await runningRun('https://example.com/[1-4]', crawl(2));
     const [a, b] = await frontier.claim(runId, 4, LEASE_MS);
-    await store.saveBatch(runId, jobId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
+    await store.saveBatch(runId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
     // One URL still in a worker's hands.
     expect(await store.finish(runId, null)).toBeNull();
-    await store.saveBatch(runId, jobId, { pages: [rowsOf(b!, 3)], outcomes: [ok(b!, 3)], found: [] });
+    await store.saveBatch(runId, { pages: [rowsOf(b!, 3)], outcomes: [ok(b!, 3)], found: [] });
     expect(await store.finish(runId, null)).toEqual(
       expect.objectContaining({ status: 'success', successfulUrls: 2, failedUrls: 0, skippedUrls: 2 }),
     );
@@ -224,7 +224,7 @@ describe('RunStore', () => {
   it('ends a failed run with its first failure, and counts URLs never done as failed when forced', async () => {
     const { jobId, runId } = await runningRun('https://example.com/[1-5]');
     const urls = await frontier.claim(runId, 3, LEASE_MS);
-    await store.saveBatch(runId, jobId, {
+    await store.saveBatch(runId, {
       pages: [rowsOf(urls[0]!)],
       outcomes: [ok(urls[0]!), failed(urls[2]!)],
       found: [],
@@ -249,22 +249,22 @@ describe('RunStore', () => {
   });
 
   it('keeps and counts a batch that arrives after a pause, but leaves an ended run as it is', async () => {
-    const { jobId, runId } = await runningRun('https://example.com/[1-2]');
+    const { runId } = await runningRun('https://example.com/[1-2]');
     const [a, b] = await frontier.claim(runId, 2, LEASE_MS);
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'cancelled' } });
-    await store.saveBatch(runId, jobId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
+    await store.saveBatch(runId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
     await store.settleCancelled(runId);
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1, resultsCount: 2 }));
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'success' } });
-    await store.saveBatch(runId, jobId, { pages: [rowsOf(b!)], outcomes: [ok(b!)], found: [] });
+    await store.saveBatch(runId, { pages: [rowsOf(b!)], outcomes: [ok(b!)], found: [] });
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1 }));
   });
 
   it('fails only the page whose values PostgreSQL refuses, and stores the rest of its batch', async () => {
-    const { jobId, runId } = await runningRun('https://example.com/[1-3]');
+    const { runId } = await runningRun('https://example.com/[1-3]');
     const urls = await frontier.claim(runId, 3, LEASE_MS);
     const refused: PageRows = { ...rowsOf(urls[1]!), rows: [JSON.stringify({ title: 'a\u0000b' })] };
-    await store.saveBatch(runId, jobId, {
+    await store.saveBatch(runId, {
       pages: [rowsOf(urls[0]!), refused, rowsOf(urls[2]!)],
       outcomes: urls.map((url) => ok(url)),
       found: [],
@@ -280,7 +280,7 @@ describe('RunStore', () => {
         },
       }),
     );
-    const stored = await tdb.db.result.findMany({ where: { runId }, orderBy: { urlIndex: 'asc' } });
+    const stored = await storedRecords(tdb.db, runId);
     expect(stored.map((r) => r.urlIndex)).toEqual([0, 0, 2, 2]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Database, JobModel, RunModel } from '@scrapejobs/db';
-import { newId, Prisma } from '@scrapejobs/db';
+import { newRecordIdBase, Prisma } from '@scrapejobs/db';
 import type { PoolClient } from 'pg';
 import { type RunFailure, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
@@ -63,6 +63,23 @@ const ACCEPTED_BEYOND_MAX_PAGES = 10_000;
 /** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
 const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
 
+/** A page's records as the columns of result_pages (one entry per page that gave records). */
+interface PageColumns {
+  urlIndexes: number[];
+  urls: string[];
+  scrapedAts: (string | null)[];
+  records: number[];
+  idBases: string[];
+  /** The page's records as one JSON array. */
+  data: string[];
+}
+
+/** How many records a run has stored. */
+async function countRecords(db: Pick<Database, 'resultPage'>, runId: string): Promise<number> {
+  const { _sum } = await db.resultPage.aggregate({ where: { runId }, _sum: { records: true } });
+  return _sum.records ?? 0;
+}
+
 /** How a run ended, from what is stored: every worker that worked on it counted. */
 export interface RunEnding {
   status: 'success' | 'failed';
@@ -96,19 +113,18 @@ export class RunStore {
   /**
    * Stores a batch in one transaction, with the run's row locked: each outcome only if its URL is
    * still claimed under the same claim (a worker that lost it to a take-over writes nothing), the
-   * records of the pages whose outcome was written ((run, URL, row) is unique besides), the URLs
-   * they found that the run does not have yet, and the run's counts. A run paused meanwhile still
-   * counts the pages it finished; an ended one is left as it is. (Prisma's createMany spent about
-   * 150 ms of CPU per 1,000 rows here; this spends about 10.)
+   * records of the pages whose outcome was written (a page's records as one row of result_pages),
+   * the URLs they found that the run does not have yet, and the run's counts. A run paused
+   * meanwhile still counts the pages it finished; an ended one is left as it is.
    *
    * A value PostgreSQL refuses fails only its own page: the batch is stored again URL by URL, and
    * a page still refused is stored as a failed URL (EXTRACTION_ERROR) without its records.
    *
    * Returns how many outcomes were not written because their URL was no longer this claim's.
    */
-  async saveBatch(runId: string, jobId: string, batch: Batch): Promise<number> {
+  async saveBatch(runId: string, batch: Batch): Promise<number> {
     try {
-      return await this.#insertBatch(runId, jobId, batch);
+      return await this.#insertBatch(runId, batch);
     } catch (err) {
       if (!isDataError(err)) throw err;
       let lost = 0;
@@ -120,12 +136,12 @@ export class RunStore {
           screenshots: batch.screenshots?.filter((shot) => shot.seq === outcome.seq) ?? [],
         };
         try {
-          lost += await this.#insertBatch(runId, jobId, one);
+          lost += await this.#insertBatch(runId, one);
         } catch (pageErr) {
           if (!isDataError(pageErr)) throw pageErr;
           const message = `${one.pages[0]?.url ?? 'a page'}: its records could not be stored: ${(pageErr as Error).message}`;
           const failure = { code: 'EXTRACTION_ERROR', message };
-          lost += await this.#insertBatch(runId, jobId, {
+          lost += await this.#insertBatch(runId, {
             outcomes: [{ ...outcome, status: 'failed', records: null, failure }],
             pages: [],
             found: [],
@@ -136,30 +152,17 @@ export class RunStore {
     }
   }
 
-  async #insertBatch(
-    runId: string,
-    jobId: string,
-    { pages, outcomes, found, screenshots = [] }: Batch,
-  ): Promise<number> {
+  async #insertBatch(runId: string, { pages, outcomes, found, screenshots = [] }: Batch): Promise<number> {
     if (outcomes.length === 0) return 0;
-    const ids: string[] = [];
-    const urls: string[] = [];
-    const urlIndexes: number[] = [];
-    const rowIndexes: number[] = [];
-    const data: string[] = [];
-    const scrapedAts: (string | null)[] = [];
-    for (const page of pages) {
-      const time = page.scrapedAt.getTime();
-      const scrapedAt = wallTime(page.scrapedAt);
-      page.rows.forEach((json, rowIndex) => {
-        ids.push(newId('res', time));
-        urls.push(page.url);
-        urlIndexes.push(page.urlIndex);
-        rowIndexes.push(rowIndex);
-        data.push(json);
-        scrapedAts.push(scrapedAt);
-      });
-    }
+    const stored = pages.filter((page) => page.rows.length > 0);
+    const rows: PageColumns = {
+      urls: stored.map((page) => page.url),
+      urlIndexes: stored.map((page) => page.urlIndex),
+      scrapedAts: stored.map((page) => wallTime(page.scrapedAt)),
+      records: stored.map((page) => page.rows.length),
+      idBases: stored.map((page) => newRecordIdBase(page.scrapedAt.getTime())),
+      data: stored.map((page) => `[${page.rows.join(',')}]`),
+    };
     const client = await this.#db.pool.connect();
     try {
       await client.query('BEGIN');
@@ -169,16 +172,7 @@ export class RunStore {
         values: [runId],
       });
       const written =
-        locked.rowCount === 0
-          ? 0
-          : await this.#writeBatch(client, runId, jobId, outcomes, found, {
-              ids,
-              urls,
-              urlIndexes,
-              rowIndexes,
-              data,
-              scrapedAts,
-            });
+        locked.rowCount === 0 ? 0 : await this.#writeBatch(client, runId, outcomes, found, rows);
       if (written > 0 && screenshots.length > 0)
         await this.#writeScreenshots(client, runId, outcomes, screenshots);
       await client.query('COMMIT');
@@ -217,17 +211,9 @@ export class RunStore {
   async #writeBatch(
     client: PoolClient,
     runId: string,
-    jobId: string,
     outcomes: readonly UrlOutcome[],
     found: readonly FoundUrl[],
-    rows: {
-      ids: string[];
-      urls: string[];
-      urlIndexes: number[];
-      rowIndexes: number[];
-      data: string[];
-      scrapedAts: (string | null)[];
-    },
+    rows: PageColumns,
   ): Promise<number> {
     const { rows: saved } = await client.query<{ written: number }>({
       name: 'runs-save-batch',
@@ -246,15 +232,15 @@ export class RunStore {
                 WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
                 RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message),
              stored AS (
-               INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-               SELECT t.id, $1, $11, t.url, t.url_index, t.row_index, t.data, t.scraped_at
-                 FROM unnest($12::text[], $13::text[], $14::int[], $15::int[], $16::jsonb[], $17::timestamp(3)[])
-                   AS t(id, url, url_index, row_index, data, scraped_at)
+               INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+               SELECT $1, t.url_index, t.url, t.scraped_at, t.records, t.id_base, t.data
+                 FROM unnest($11::int[], $12::text[], $13::timestamp(3)[], $14::int[], $15::text[], $16::jsonb[])
+                   AS t(url_index, url, scraped_at, records, id_base, data)
                 WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')),
              found AS (
                SELECT f.*, row_number() OVER (ORDER BY f.ord) AS n,
                       count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.ord) AS nth_page
-                 FROM unnest($18::"UrlKind"[], $19::text[], $20::bytea[], $21::int[], $22::int[])
+                 FROM unnest($17::"UrlKind"[], $18::text[], $19::bytea[], $20::int[], $21::int[])
                         WITH ORDINALITY AS f(kind, url, url_key, depth, parent_seq, ord)
                 WHERE f.parent_seq IN (SELECT seq FROM done WHERE status = 'success')),
              accepted AS (
@@ -294,13 +280,12 @@ export class RunStore {
         outcomes.map((o) => wallTime(o.fetchedAt)),
         outcomes.map((o) => o.failure?.code ?? null),
         outcomes.map((o) => o.failure?.message ?? null),
-        jobId,
-        rows.ids,
-        rows.urls,
         rows.urlIndexes,
-        rows.rowIndexes,
-        rows.data,
+        rows.urls,
         rows.scrapedAts,
+        rows.records,
+        rows.idBases,
+        rows.data,
         found.map((f) => f.kind),
         found.map((f) => f.url),
         found.map((f) => Buffer.from(f.key)),
@@ -343,7 +328,7 @@ export class RunStore {
         data: forced ? { failedUrls: { increment: settled } } : { skippedUrls: { increment: settled } },
         include: { job: true },
       });
-      const resultsCount = await tx.result.count({ where: { runId } });
+      const resultsCount = await countRecords(tx, runId);
       const durationMs = now.getTime() - run.startedAt.getTime();
       const { successfulUrls, failedUrls, skippedUrls } = run;
       const first = toRun(run).firstFailure;
@@ -403,7 +388,7 @@ export class RunStore {
   async settleCancelled(runId: string): Promise<void> {
     const run = await this.#db.run.findUnique({ where: { id: runId } });
     if (run?.status !== 'cancelled') return;
-    const resultsCount = await this.#db.result.count({ where: { runId } });
+    const resultsCount = await countRecords(this.#db, runId);
     await this.#db.run.update({ where: { id: runId }, data: { resultsCount } });
     await this.#db.job.updateMany({ where: { id: run.jobId, lastRunId: runId }, data: { resultsCount } });
   }
