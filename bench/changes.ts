@@ -87,20 +87,24 @@ interface Seeded {
  * removed when j % 3 = 2, else its price goes up by 1.00.
  */
 const INSERT_RESULTS = `
-  INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-  SELECT 'res_' || lpad(($3::bigint + i)::text, 26, '0'), $1, $2,
-         'https://shop.example/catalogue?page=' || (i / ${PER_PAGE} + 1), i / ${PER_PAGE}, i % ${PER_PAGE},
-         jsonb_build_object(
-           'sku', 'SKU-' || lpad(i::text, 8, '0'),
-           'title', 'Product ' || i || ' – ' || left('Stainless steel chef''s knife, "Pro" series, 20 cm '
-             || 'blade, ergonomic handle, dishwasher safe, gift box', 10 + i % 70),
-           'price', to_char(((i::bigint * 7919) % 100000 + CASE WHEN touched THEN 100 ELSE 0 END) / 100.0,
-                            'FM99990.00') || ' EUR'),
-         ($4::timestamptz AT TIME ZONE 'UTC') + i * interval '1 ms'
-    FROM (SELECT i, i < $7 AND (i + 1) * $5::bigint / $7 > i * $5::bigint / $7 AS touched,
-                 ((i + 1) * $5::bigint / $7 - 1) % 3 AS j
-            FROM generate_series(0, $7::int + $6::int - 1) i) items
-   WHERE NOT (touched AND j = 2)`;
+  WITH stored AS (
+    INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+    SELECT $1, i / ${PER_PAGE}, 'https://shop.example/catalogue?page=' || (i / ${PER_PAGE} + 1),
+           ($3::timestamptz AT TIME ZONE 'UTC') + (i / ${PER_PAGE}) * interval '1 ms', count(*),
+           lpad(($2::bigint + i / ${PER_PAGE})::text, 23, '0'),
+           jsonb_agg(jsonb_build_object(
+             'sku', 'SKU-' || lpad(i::text, 8, '0'),
+             'title', 'Product ' || i || ' – ' || left('Stainless steel chef''s knife, "Pro" series, 20 cm '
+               || 'blade, ergonomic handle, dishwasher safe, gift box', 10 + i % 70),
+             'price', to_char(((i::bigint * 7919) % 100000 + CASE WHEN touched THEN 100 ELSE 0 END) / 100.0,
+                              'FM99990.00') || ' EUR') ORDER BY i)
+      FROM (SELECT i, i < $5 AND (i + 1) * $4::bigint / $5 > i * $4::bigint / $5 AS touched,
+                   ((i + 1) * $4::bigint / $5 - 1) % 3 AS j
+              FROM generate_series(0, $5::int + $6::int - 1) i) items
+     WHERE NOT (touched AND j = 2)
+     GROUP BY i / ${PER_PAGE}
+    RETURNING records)
+  SELECT sum(records)::int AS records FROM stored`;
 
 async function insertRun(
   db: Database,
@@ -121,19 +125,18 @@ async function insertRun(
       analysisDue: o.due,
     },
   });
-  const { rowCount } = await db.pool.query(INSERT_RESULTS, [
+  const { rows } = await db.pool.query<{ records: number }>(INSERT_RESULTS, [
     runId,
-    o.jobId,
     o.idOffset,
     scrapedAt.toISOString(),
     o.touched,
-    o.added,
     RECORDS,
+    o.added,
   ]);
   const pages = Math.ceil((RECORDS + o.added) / PER_PAGE);
   await db.run.update({
     where: { id: runId },
-    data: { resultsCount: rowCount ?? 0, successfulUrls: pages, totalUrls: pages },
+    data: { resultsCount: rows[0]?.records ?? 0, successfulUrls: pages, totalUrls: pages },
   });
   return runId;
 }

@@ -211,15 +211,16 @@ async function sizesPerRow(databaseUrl: string) {
   await client.connect();
   try {
     await client.query('VACUUM ANALYZE run_urls');
-    await client.query('VACUUM ANALYZE results');
-    const size = async (table: string) => {
+    await client.query('VACUUM ANALYZE result_pages');
+    // Records are counted in the view `results`; their bytes are those of the table result_pages.
+    const size = async (table: string, counted = table) => {
       const { rows } = await client.query<{ bytes: string; n: string }>(
-        `SELECT pg_total_relation_size('${table}') AS bytes, (SELECT count(*) FROM ${table}) AS n`,
+        `SELECT pg_total_relation_size('${table}') AS bytes, (SELECT count(*) FROM ${counted}) AS n`,
       );
       return { bytes: Number(rows[0]!.bytes), rows: Number(rows[0]!.n) };
     };
     const urls = await size('run_urls');
-    const results = await size('results');
+    const results = await size('result_pages', 'results');
     return {
       run_urls_rows: urls.rows,
       run_urls_bytes: urls.bytes,

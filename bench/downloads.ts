@@ -15,10 +15,11 @@
  * Targets: every format under 256 MB peak RSS; json and csv at least 50,000 rows/s.
  *
  * Run: `pnpm exec node bench/downloads.ts [--rows 200000] [--repeat 2] [--formats json,csv,xlsx,sql]
- *       [--json-out <file>] [--keep-db] [--reuse] [--api-node-options=--max-semi-space-size=16]`
+ *       [--json-out <file>] [--keep-db] [--reuse] [--paging] [--api-node-options=--max-semi-space-size=16]`
  * `--api-node-options` is passed to the API process as NODE_OPTIONS. V8 sizes the young generation
  * from the machine's memory (up to 2 × 64 MB semi-spaces on this 24 GB machine), and any allocation-
  * heavy work fills it: that, not the download, is most of the peak above the idle RSS.
+ * `--paging` also times GET results pages at the start, the middle and the end of the run (keyset).
  * `--keep-db` keeps the seeded database; `--reuse` then uses it instead of seeding again.
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  */
@@ -53,6 +54,7 @@ const args = parseOptions({
   'keep-db': false,
   reuse: false,
   'api-node-options': '',
+  paging: false,
 });
 const ROWS = Number(args.rows);
 const REPEAT = Math.max(1, Number(args.repeat));
@@ -120,21 +122,21 @@ async function seed(): Promise<{ token: string; jobId: string; runId: string }> 
     });
     // Realistic text: 20–120 characters per value, with commas, quotes and the odd missing value.
     await db.pool.query(
-      `INSERT INTO results (id, run_id, job_id, url, url_index, row_index, data, scraped_at)
-       SELECT 'res_' || lpad(g::text, 26, '0'), $1, $2,
-              'https://shop.example/items?page=' || (g / 200 + 1), g / 200, g % 200,
-              jsonb_build_object(
+      `INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+       SELECT $1, p, 'https://shop.example/items?page=' || (p + 1), now() - (p || ' s')::interval, count(*),
+              lpad(p::text, 23, '0'),
+              jsonb_agg(jsonb_build_object(
                 'title', 'Product ' || g || ' – "Deluxe" edition, size ' || (g % 7),
                 'price', to_char((g % 10000) / 100.0, 'FM9999.00') || ' EUR',
                 'sku', 'SKU-' || lpad(g::text, 8, '0'),
                 'description', repeat('Lorem ipsum, dolor sit amet. ', 1 + g % 4),
                 'category', CASE WHEN g % 11 = 0 THEN NULL ELSE 'Category ' || (g % 37) END,
-                'rating', ((g % 50) / 10.0)::text),
-              now() - (g || ' ms')::interval
-       FROM generate_series(1, $3::int) g`,
-      [runId, jobId, ROWS],
+                'rating', ((g % 50) / 10.0)::text) ORDER BY g)
+       FROM generate_series(1, $2::int) g, LATERAL (SELECT g / 200 AS p) page
+       GROUP BY p ORDER BY p`,
+      [runId, ROWS],
     );
-    await db.pool.query('VACUUM ANALYZE results');
+    await db.pool.query('VACUUM ANALYZE result_pages');
     return { token, jobId, runId };
   } finally {
     await db.$disconnect();
@@ -300,9 +302,11 @@ async function main() {
     results.push(row);
     console.error(JSON.stringify(row));
   }
+  const paging = args.paging ? await pagingLatency(seeded) : undefined;
   const summary = {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
     rows: ROWS,
+    paging,
     columns: 2 + QUERIES.length,
     api_node_options: args['api-node-options'] || null,
     targets: TARGETS,
@@ -324,8 +328,58 @@ async function main() {
       r.meets_targets ? 'met' : 'MISSED',
     ]),
   );
+  if (paging) {
+    console.log('');
+    printTable(
+      ['position', 'p50 ms', 'p90 ms'],
+      'lrr',
+      paging.map((p) => [p.position, p.p50_ms, p.p90_ms]),
+    );
+  }
   writeJsonOut(args['json-out'], summary);
   return results.every((r) => r.meets_targets);
+}
+
+/**
+ * GET results (100 records a page) at the start, the middle and near the end of the run: the
+ * cursors are found by walking the run with limit 1000, then each is read 30 times.
+ */
+async function pagingLatency(seeded: { token: string; jobId: string }) {
+  const started = await startDownloadsApi();
+  try {
+    const get = async (cursor: string | null, limit: number) => {
+      const res = await fetch(
+        `${started.base}/jobs/${seeded.jobId}/results?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        { headers: { Authorization: `Bearer ${seeded.token}` } },
+      );
+      if (res.status !== 200) throw new Error(`results: ${res.status} ${await res.text()}`);
+      return (await res.json()) as { next_cursor: string | null; count: number };
+    };
+    const cursors: (string | null)[] = [null];
+    for (let cursor: string | null = null, seen = 0; ; ) {
+      const page = await get(cursor, 1000);
+      seen += page.count;
+      if (page.next_cursor === null) break;
+      cursor = page.next_cursor;
+      if (seen === Math.floor(ROWS / 2000) * 1000) cursors.push(cursor);
+      if (seen === ROWS - 1000) cursors.push(cursor);
+    }
+    const positions = ['start', 'middle', 'end'];
+    const latency = [];
+    for (const [i, cursor] of cursors.entries()) {
+      const ms: number[] = [];
+      for (let n = 0; n < 30; n++) {
+        const t0 = performance.now();
+        await get(cursor, 100);
+        ms.push(performance.now() - t0);
+      }
+      ms.sort((a, b) => a - b);
+      latency.push({ position: positions[i], p50_ms: tenth(ms[15]!), p90_ms: tenth(ms[27]!) });
+    }
+    return latency;
+  } finally {
+    await stopChild(started.child);
+  }
 }
 
 await runBench(main);
