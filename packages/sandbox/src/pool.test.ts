@@ -178,6 +178,52 @@ describe('SandboxPool', () => {
     expect(order.slice(0, 2)).toEqual(['carol short', 'bob queued']);
   });
 
+  it("sends an owner's next task ahead while it holds all its threads: the thread starts it while this event loop is busy", async () => {
+    const p = pool({ threads: 1 });
+    const first = p.run('alice', { kind: 'sleep', ms: 100 });
+    const next = p.run('alice', { kind: 'now' });
+    expect(p.stats()).toEqual({ busy: 1, queued: 1, threads: 1, started: 1 });
+    const busyUntil = Date.now() + 400;
+    while (Date.now() < busyUntil); // this thread's event loop hears of nothing meanwhile
+    expect(await first).toBe('slept');
+    expect(await next).toBeLessThan(busyUntil);
+  });
+
+  it('answers every one of many tasks of one owner, sent ahead in turn, in order', async () => {
+    const p = pool({ threads: 2 });
+    const values = Array.from({ length: 200 }, (_, n) => n);
+    expect(await Promise.all(values.map((n) => p.run('alice', { kind: 'echo', value: n })))).toEqual(values);
+  });
+
+  it('takes tasks sent ahead back as soon as another owner waits, so the free thread goes to the owner running fewest', async () => {
+    const p = pool({ threads: 3, timeLimitMs: 10_000 });
+    const order: string[] = [];
+    const track = (owner: string, task: unknown, tag: string) =>
+      p.run(owner, task).then(() => order.push(tag));
+    const all = [
+      track('alice', { kind: 'sleep', ms: 200 }, 'alice 1'),
+      track('alice', { kind: 'sleep', ms: 600 }, 'alice 2'),
+      track('alice', { kind: 'echo', value: 3 }, 'alice 3'),
+      track('bob', { kind: 'sleep', ms: 600 }, 'bob'),
+    ];
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats()).toEqual({ busy: 3, queued: 1, threads: 3, started: 3 });
+    all.push(track('carol', { kind: 'echo', value: 'c' }, 'carol'));
+    await Promise.all(all);
+    // Alice's third task had been sent ahead to her first thread; it went back, and carol (running
+    // none) took that thread when it freed, before alice (running one).
+    expect(order.slice(0, 3)).toEqual(['alice 1', 'carol', 'alice 3']);
+  });
+
+  it('runs a task sent ahead on a new thread when its thread is ended for the task before it', async () => {
+    const p = pool({ threads: 1, timeLimitMs: 300 });
+    const spin = p.run('alice', { kind: 'spin' });
+    const next = p.run('alice', { kind: 'echo', value: 'next' });
+    await expect(spin).rejects.toEqual(expect.objectContaining({ limit: 'time' }));
+    expect(await next).toBe('next');
+    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 1, started: 2 });
+  });
+
   it('refuses tasks once closed, failing those still waiting', async () => {
     const p = pool({ threads: 1 });
     const busy = expect(p.run('alice', { kind: 'sleep', ms: 1_000 })).rejects.toThrow('closed');

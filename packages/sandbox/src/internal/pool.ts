@@ -52,9 +52,21 @@ interface Task {
   onAbort: () => void;
 }
 
+/** A task given to a thread: the first one runs; one sent ahead waits there for its turn. */
+interface Sent {
+  task: Task;
+  /** For a task sent ahead: the ticket the thread or the pool takes out of the thread's slot. */
+  ticket: number;
+  /** Settled or taken back here: the thread's answer to it is dropped. */
+  dropped: boolean;
+}
+
 interface Thread {
   worker: Worker;
-  task: Task | null;
+  /** In the order the thread answers them. */
+  sent: Sent[];
+  /** Holds the ticket of the task sent ahead until the thread starts it or the pool takes it back. */
+  slot: Int32Array;
   timer: NodeJS.Timeout | null;
   /** Set when this pool ended the thread, so its exit is not reported again. */
   ending: SandboxLimit | 'abort' | 'close' | null;
@@ -68,6 +80,11 @@ interface Thread {
  * Tasks belong to owners (users). With two threads or more, one owner never holds them all, so
  * another owner's task never waits behind slow ones; a free thread goes to the waiting task whose
  * owner runs the fewest, the oldest first.
+ *
+ * While only one owner waits and it holds all the threads it may, each of its threads gets its
+ * next task ahead (a copy of the input), so that the thread starts it without waiting for this
+ * thread's event loop to hear of the one before. As soon as another owner's task waits, the tasks
+ * sent ahead that have not started are taken back and wait in the queue again.
  */
 export class SandboxPool<In, Out> {
   readonly #options: Required<Omit<SandboxPoolOptions, 'workerData' | 'onThreadEnd'>> &
@@ -75,17 +92,23 @@ export class SandboxPool<In, Out> {
   readonly #threads = new Set<Thread>();
   readonly #queue: Task[] = [];
   #started = 0;
+  #tickets = 0;
   #closed = false;
 
   constructor(options: SandboxPoolOptions) {
     this.#options = { graceMs: 1_000, ...options };
   }
 
-  /** Threads running a task, tasks waiting for one, threads in all, and threads started so far. */
+  /** Threads running a task, tasks waiting for one (here or sent ahead), threads in all, and threads started so far. */
   stats(): { busy: number; queued: number; threads: number; started: number } {
     let busy = 0;
-    for (const thread of this.#threads) if (thread.task) busy++;
-    return { busy, queued: this.#queue.length, threads: this.#threads.size, started: this.#started };
+    let ahead = 0;
+    for (const thread of this.#threads) {
+      const live = thread.sent.filter((sent) => !sent.dropped).length;
+      if (live > 0) busy++;
+      ahead += Math.max(0, live - 1);
+    }
+    return { busy, queued: this.#queue.length + ahead, threads: this.#threads.size, started: this.#started };
   }
 
   /** Runs one of `owner`'s tasks on a free thread; an abort takes it off the queue or ends its thread. */
@@ -119,42 +142,59 @@ export class SandboxPool<In, Out> {
     await Promise.all(
       [...this.#threads].map((thread) => {
         thread.ending = 'close';
-        const task = thread.task;
-        this.#release(thread);
-        if (task) this.#settle(task, new Error('the sandbox pool is closed'));
+        for (const sent of this.#clear(thread))
+          this.#settle(sent.task, new Error('the sandbox pool is closed'));
         return thread.worker.terminate();
       }),
     );
   }
 
   #dispatch(): void {
-    for (;;) {
-      const next = this.#nextTask();
-      if (next < 0) return;
-      const thread = this.#idleThread();
-      if (!thread) return;
-      const [task] = this.#queue.splice(next, 1) as [Task];
-      thread.task = task;
-      thread.worker.ref();
-      const { timeLimitMs, graceMs } = this.#options;
-      thread.timer = setTimeout(
-        () => this.#end(thread, 'time', `exceeded its time limit of ${timeLimitMs} ms`),
-        timeLimitMs + graceMs,
-      );
-      thread.worker.postMessage({ input: task.input } satisfies TaskMessage, task.transfer);
-    }
-  }
-
-  /** Index of the queued task to run next, or -1 when none may run now. */
-  #nextTask(): number {
     // Tasks sharing one signal abort one by one: one whose abort has not been handled yet must not
     // take the thread an earlier one just freed (a new thread for each, ended at once).
     for (const task of this.#queue.filter((t) => t.signal?.aborted)) this.#abort(task);
+    this.#takeBackForOthers();
+    const running = this.#running();
+    for (;;) {
+      const next = this.#nextTask(running);
+      if (next < 0) break;
+      const thread = this.#idleThread();
+      if (!thread) break;
+      const [task] = this.#queue.splice(next, 1) as [Task];
+      running.set(task.owner, (running.get(task.owner) ?? 0) + 1);
+      thread.sent.push({ task, ticket: 0, dropped: false });
+      this.#begin(thread);
+      thread.worker.ref();
+      thread.worker.postMessage({ input: task.input } satisfies TaskMessage, task.transfer);
+    }
+    const owner = this.#waitingAlone(running);
+    if (owner !== null) this.#sendAhead(owner);
+  }
+
+  /** Threads running a task of each owner. */
+  #running(): Map<string, number> {
     const running = new Map<string, number>();
     for (const thread of this.#threads) {
-      if (thread.task) running.set(thread.task.owner, (running.get(thread.task.owner) ?? 0) + 1);
+      const first = thread.sent.find((sent) => !sent.dropped);
+      if (first) running.set(first.task.owner, (running.get(first.task.owner) ?? 0) + 1);
     }
-    const cap = Math.max(1, this.#options.threads - 1);
+    return running;
+  }
+
+  /** The owner of every waiting task when there is one and it holds all the threads it may; else null. */
+  #waitingAlone(running: Map<string, number>): string | null {
+    const owner = this.#queue[0]?.owner;
+    if (owner === undefined || this.#queue.some((task) => task.owner !== owner)) return null;
+    return (running.get(owner) ?? 0) >= this.#cap() ? owner : null;
+  }
+
+  #cap(): number {
+    return Math.max(1, this.#options.threads - 1);
+  }
+
+  /** Index of the queued task to run next, or -1 when none may run now. */
+  #nextTask(running: Map<string, number>): number {
+    const cap = this.#cap();
     let best = -1;
     let fewest = Number.POSITIVE_INFINITY;
     this.#queue.forEach((task, index) => {
@@ -167,8 +207,53 @@ export class SandboxPool<In, Out> {
     return best;
   }
 
+  /** Sends the owner's next waiting task ahead to each of its threads that runs one task. */
+  #sendAhead(owner: string): void {
+    for (const thread of this.#threads) {
+      const next = this.#queue.findIndex((task) => task.owner === owner);
+      if (next < 0) return;
+      if (thread.ending || thread.sent.length !== 1 || thread.sent[0]!.task.owner !== owner) continue;
+      // The slot holds one ticket: the task before, if it was sent ahead too, must have taken its own.
+      if (Atomics.load(thread.slot, 0) !== 0) continue;
+      const [task] = this.#queue.splice(next, 1) as [Task];
+      const ticket = ++this.#tickets;
+      Atomics.store(thread.slot, 0, ticket);
+      thread.sent.push({ task, ticket, dropped: false });
+      // A copy: the input stays here, for the queue if the task is taken back.
+      thread.worker.postMessage({
+        input: task.input,
+        ahead: { slot: thread.slot, ticket },
+      } satisfies TaskMessage);
+    }
+  }
+
+  /**
+   * When a task of another owner waits, takes back every task sent ahead that its thread has not
+   * started: they wait in the queue again, first.
+   */
+  #takeBackForOthers(): void {
+    const ahead = [...this.#threads].flatMap((thread) =>
+      thread.sent.filter((sent) => sent.ticket !== 0 && !sent.dropped).map((sent) => ({ thread, sent })),
+    );
+    if (ahead.length === 0) return;
+    const owners = new Set(ahead.map(({ sent }) => sent.task.owner));
+    if (this.#queue.every((task) => owners.has(task.owner))) return;
+    const back = ahead
+      .filter(({ thread, sent }) => this.#takeBackOne(thread, sent))
+      .map(({ sent }) => sent.task);
+    this.#queue.unshift(...back);
+  }
+
+  /** True when `sent` was a task sent ahead that had not started: its answer is dropped. */
+  #takeBackOne(thread: Thread, sent: Sent): boolean {
+    if (sent.dropped || sent.ticket === 0) return false;
+    if (Atomics.compareExchange(thread.slot, 0, sent.ticket, 0) !== sent.ticket) return false;
+    sent.dropped = true;
+    return true;
+  }
+
   #idleThread(): Thread | null {
-    for (const thread of this.#threads) if (!thread.task && !thread.ending) return thread;
+    for (const thread of this.#threads) if (thread.sent.length === 0 && !thread.ending) return thread;
     if (this.#threads.size >= this.#options.threads) return null;
     return this.#spawn();
   }
@@ -182,14 +267,21 @@ export class SandboxPool<In, Out> {
     });
     // An idle thread never keeps its process alive; a busy one does.
     worker.unref();
-    const thread: Thread = { worker, task: null, timer: null, ending: null };
+    const slot = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const thread: Thread = { worker, sent: [], slot, timer: null, ending: null };
     this.#threads.add(thread);
     worker.on('message', (reply: ReplyMessage) => {
-      const task = thread.task;
-      if (!task) return;
-      this.#release(thread);
-      if (reply.ok) this.#settle(task, null, reply.value);
-      else this.#settle(task, new TaskError(reply.error.name, reply.error.message, reply.error.fields));
+      const sent = thread.sent.shift();
+      if (!sent) return;
+      if (thread.timer) clearTimeout(thread.timer);
+      thread.timer = null;
+      if (thread.sent.length > 0) this.#begin(thread);
+      else thread.worker.unref();
+      if (!sent.dropped) {
+        if (reply.ok) this.#settle(sent.task, null, reply.value);
+        else if ('error' in reply)
+          this.#settle(sent.task, new TaskError(reply.error.name, reply.error.message, reply.error.fields));
+      }
       this.#dispatch();
     });
     worker.on('error', (err: Error & { code?: string }) => {
@@ -203,23 +295,41 @@ export class SandboxPool<In, Out> {
     return thread;
   }
 
-  #release(thread: Thread): void {
-    if (thread.timer) clearTimeout(thread.timer);
-    thread.timer = null;
-    thread.task = null;
-    thread.worker.unref();
+  /** Starts the clock of the thread's first task. */
+  #begin(thread: Thread): void {
+    const { timeLimitMs, graceMs } = this.#options;
+    thread.timer = setTimeout(
+      () => this.#end(thread, 'time', `exceeded its time limit of ${timeLimitMs} ms`),
+      timeLimitMs + graceMs,
+    );
   }
 
-  /** Ends a thread (terminating it if it still runs), fails its task, and frees its place for a new one. */
+  /** Forgets the thread's tasks; returns those not dropped, in order. */
+  #clear(thread: Thread): Sent[] {
+    if (thread.timer) clearTimeout(thread.timer);
+    thread.timer = null;
+    thread.worker.unref();
+    return thread.sent.splice(0).filter((sent) => !sent.dropped);
+  }
+
+  /**
+   * Ends a thread (terminating it if it still runs), fails the task it runs, puts a task sent
+   * ahead that had not started back in the queue, and frees its place for a new one.
+   */
   #end(thread: Thread, why: SandboxLimit | 'abort', message: string): void {
     if (thread.ending) return;
     thread.ending = why;
-    const task = thread.task;
-    this.#release(thread);
+    const waiting = thread.sent.filter((sent) => this.#takeBackOne(thread, sent)).map((sent) => sent.task);
+    const [task, ...started] = this.#clear(thread).map((sent) => sent.task);
     this.#threads.delete(thread);
     void thread.worker.terminate();
     if (why !== 'abort') this.#options.onThreadEnd?.(why);
-    if (task) this.#settle(task, why === 'abort' ? task.signal?.reason : new SandboxError(why, message));
+    const error = new SandboxError(why === 'abort' ? 'crash' : why, message);
+    if (task) this.#settle(task, why === 'abort' ? task.signal?.reason : error);
+    // A task sent ahead that had started: the thread ran it when it was ended.
+    for (const other of started)
+      this.#settle(other, why === 'abort' ? new SandboxError('crash', 'its thread was ended') : error);
+    this.#queue.unshift(...waiting);
     if (!this.#closed) this.#dispatch();
   }
 
@@ -230,7 +340,21 @@ export class SandboxPool<In, Out> {
       this.#settle(task, task.signal?.reason);
       return;
     }
-    for (const thread of this.#threads) if (thread.task === task) this.#end(thread, 'abort', 'aborted');
+    for (const thread of this.#threads) {
+      const index = thread.sent.findIndex((sent) => sent.task === task && !sent.dropped);
+      if (index < 0) continue;
+      const first = thread.sent.findIndex((sent) => !sent.dropped);
+      if (index === first) {
+        this.#end(thread, 'abort', 'aborted');
+        return;
+      }
+      // Sent ahead: taken back if it has not started, else left to finish; either way settled now.
+      const sent = thread.sent[index]!;
+      this.#takeBackOne(thread, sent);
+      sent.dropped = true;
+      this.#settle(task, task.signal?.reason);
+      return;
+    }
   }
 
   #settle(task: Task, err: unknown, value?: unknown): void {

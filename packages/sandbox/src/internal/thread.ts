@@ -11,8 +11,9 @@ function fieldsOf(err: object): Record<string, unknown> {
 }
 
 /**
- * The thread side of a SandboxPool: answers each task with `handler`'s value, or with the error it
- * threw (name, message and its plain fields, rebuilt as a TaskError in the pool's thread).
+ * The thread side of a SandboxPool: answers each task, one at a time in the order they came, with
+ * `handler`'s value, or with the error it threw (name, message and its plain fields, rebuilt as a
+ * TaskError in the pool's thread). A task sent ahead that the pool took back is answered `taken`.
  */
 export function serveTasks<In, Out>(
   handler: (input: In) => Out | Promise<Out>,
@@ -20,7 +21,11 @@ export function serveTasks<In, Out>(
 ): void {
   const port = parentPort;
   if (!port) throw new Error('serveTasks must run in a worker thread');
-  port.on('message', async ({ input }: TaskMessage) => {
+  const answer = async ({ input, ahead }: TaskMessage): Promise<void> => {
+    if (ahead && Atomics.compareExchange(ahead.slot, 0, ahead.ticket, 0) !== ahead.ticket) {
+      port.postMessage({ ok: false, taken: true } satisfies ReplyMessage);
+      return;
+    }
     let reply: ReplyMessage;
     let transfer: Transferable[] = [];
     try {
@@ -32,5 +37,9 @@ export function serveTasks<In, Out>(
       reply = { ok: false, error: { name: error.name, message: error.message, fields: fieldsOf(error) } };
     }
     port.postMessage(reply, transfer);
+  };
+  let answered = Promise.resolve();
+  port.on('message', (message: TaskMessage) => {
+    answered = answered.then(() => answer(message));
   });
 }
