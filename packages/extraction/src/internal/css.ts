@@ -1,4 +1,5 @@
 import { compile, selectAll } from 'css-select';
+import { parse, type Selector, SelectorType } from 'css-what';
 import type { AnyNode, Document, Element } from 'domhandler';
 import type { ValueSink } from './page.ts';
 import { ownTextValue, textValue } from './values.ts';
@@ -7,6 +8,14 @@ type Output = { kind: 'text' } | { kind: 'ownText' } | { kind: 'attr'; name: str
 
 export interface CompiledCss {
   readonly select: (root: Document) => Element[];
+  /** Whether one element matches, as `select` decides. */
+  readonly matches: (element: Element) => boolean;
+  /**
+   * The selector looks only at an element and its ancestors (names, attributes, `>` and white
+   * space between them): `matches` decides as soon as the element opens, so a page can be read
+   * in one pass without a tree (stream.ts).
+   */
+  readonly streamable: boolean;
   readonly output: Output;
 }
 
@@ -44,8 +53,28 @@ export function compileCss(query: string): CompiledCss {
       throw new SyntaxError('only ::text and ::attr(name) may end a selector');
     throw new SyntaxError(message.endsWith('found ') ? `${message}end of selector` : message);
   }
-  return { select: (root) => selectAll<AnyNode, Element>(compiled, root), output };
+  return {
+    select: (root) => selectAll<AnyNode, Element>(compiled, root),
+    matches: compiled,
+    streamable: parse(selector).every(looksUp),
+    output,
+  };
 }
+
+const UPWARD = new Set<string>([
+  SelectorType.Tag,
+  SelectorType.Universal,
+  SelectorType.Attribute,
+  SelectorType.Descendant,
+  SelectorType.Child,
+]);
+
+// A selector that starts with a combinator is relative to a scope; it is left to `select`.
+const looksUp = (tokens: Selector[]): boolean =>
+  tokens.length > 0 &&
+  tokens[0]!.type !== SelectorType.Descendant &&
+  tokens[0]!.type !== SelectorType.Child &&
+  tokens.every((token) => UPWARD.has(token.type));
 
 /** Puts the values of a compiled selector on a parsed page into `sink`, in document order. */
 export function evaluateCss(css: CompiledCss, root: Document, sink: ValueSink): void {

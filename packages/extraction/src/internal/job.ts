@@ -1,4 +1,3 @@
-import type { Document } from 'domhandler';
 import { evaluateCss } from './css.ts';
 import { parseHtml } from './dom.ts';
 import { ExtractionError, failedOnPage } from './errors.ts';
@@ -8,6 +7,7 @@ import { PageValues } from './page.ts';
 import { type CompiledExpression, compileForJob, type QueryType } from './query.ts';
 import { buildRecords, type ExtractedRecord } from './records.ts';
 import { evaluateRegex } from './regex.ts';
+import { pushStreamed, type StreamQuery, streamValues } from './stream.ts';
 import { runWithTimeLimit, TimeLimitExceeded } from './time-limit.ts';
 import { evaluateXPathValues } from './xpath.ts';
 
@@ -30,6 +30,8 @@ export interface CompiledJob {
   readonly [brand]: {
     readonly queries: readonly CompiledQuery[];
     readonly needsDom: boolean;
+    /** The queries for one pass over the page without a tree (stream.ts), when they all allow it. */
+    readonly stream: readonly StreamQuery[] | null;
     readonly limits: ResolvedLimits;
   };
 }
@@ -46,13 +48,28 @@ export function compileJob(queries: readonly QuerySpec[], limits: ExtractionLimi
     seen.add(name);
   }
   const compiled = queries.map((spec) => compileOne(spec, resolved));
+  const needsDom = compiled.some((query) => query.type !== 'regex');
   return {
     [brand]: {
       queries: compiled,
-      needsDom: compiled.some((query) => query.type !== 'regex'),
+      needsDom,
+      stream: needsDom ? streamQueries(compiled) : null,
       limits: resolved,
     },
   };
+}
+
+function streamQueries(queries: readonly CompiledQuery[]): StreamQuery[] | null {
+  const stream: StreamQuery[] = [];
+  for (const query of queries) {
+    if (query.type === 'css' && query.css.streamable)
+      stream.push({ kind: 'css', css: query.css, label: query.label });
+    else if (query.type === 'xpath' && query.xpath.simple)
+      stream.push({ kind: 'xpath', path: query.xpath.simple });
+    else if (query.type === 'regex') stream.push({ kind: 'regex' });
+    else return null;
+  }
+  return stream;
 }
 
 function compileOne(spec: QuerySpec, limits: ResolvedLimits): CompiledQuery {
@@ -85,15 +102,21 @@ export interface PageExtraction {
  * every query and every `accept` call. Link queries do not count toward the job's other limits.
  */
 export function extractPage(job: CompiledJob, html: string, links?: LinkOptions): PageExtraction {
-  const { queries, needsDom, limits } = job[brand];
-  const parse = needsDom || (links !== undefined && linksNeedDom(links.compiled));
+  const { queries, needsDom, stream, limits } = job[brand];
+  const linksNeedTree = links !== undefined && linksNeedDom(links.compiled);
   const page = new PageValues(limits);
   try {
     // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
     // RegExp alike, and costs one thread start per page instead of one per query.
     return runWithTimeLimit(() => {
-      const root = parse ? parseHtml(html) : null;
-      const records = evaluateRecords(queries, root, html, page);
+      const streamed = stream && !linksNeedTree ? streamValues(stream, html, limits, page) : null;
+      const root = streamed === null && (needsDom || linksNeedTree) ? parseHtml(html) : null;
+      const records = evaluateRecords(queries, page, (query, i) => {
+        if (query.type === 'regex') evaluateRegex(query.regex, html, page);
+        else if (streamed) pushStreamed(stream![i]!, streamed[i]!, page);
+        else if (query.type === 'css') evaluateCss(query.css, root!, page);
+        else evaluateXPathValues(query.xpath, root!, page);
+      });
       return { records, links: links === undefined ? [] : evaluateLinks(links, html, root, page) };
     }, limits.timeLimitMs);
   } catch (error) {
@@ -105,25 +128,30 @@ export function extractPage(job: CompiledJob, html: string, links?: LinkOptions)
   }
 }
 
+/** Each query's values into `page` in the job's order (`evaluate` puts them there), then the records. */
 function evaluateRecords(
   queries: readonly CompiledQuery[],
-  root: Document | null,
-  html: string,
   page: PageValues,
+  evaluate: (query: CompiledQuery, index: number) => void,
 ): ExtractedRecord[] {
-  for (const query of queries) {
+  queries.forEach((query, index) => {
     page.begin(query.label, query.join);
     try {
-      evaluate(query, html, root, page);
+      evaluate(query, index);
     } catch (error) {
       throw failedOnPage(query.label, error);
     }
-  }
+  });
   return buildRecords(queries, page.finish());
 }
 
-function evaluate(query: CompiledQuery, html: string, root: Document | null, page: PageValues): void {
-  if (query.type === 'css') evaluateCss(query.css, root!, page);
-  else if (query.type === 'xpath') evaluateXPathValues(query.xpath, root!, page);
-  else evaluateRegex(query.regex, html, page);
+/** The same job, its pages always read through the tree; for the tests that compare the two ways. */
+export function withoutStream(job: CompiledJob): CompiledJob {
+  return { [brand]: { ...job[brand], stream: null } };
+}
+
+/** Whether a page of the job is read in one pass (it may still be read through the tree after all); for tests. */
+export function streamedPage(job: CompiledJob, html: string): boolean {
+  const { stream, limits } = job[brand];
+  return stream !== null && streamValues(stream, html, limits, { activity: '' }) !== null;
 }

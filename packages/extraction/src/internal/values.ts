@@ -23,7 +23,7 @@ function squeeze(text: string): string {
  * the subtree, it never holds much more than twice `cap` characters: past `cap` unsqueezed
  * characters it squeezes what it has and checks that.
  */
-class TextValue {
+export class TextValue {
   private parts: string[] = [];
   private pending = 0;
   private squeezed = '';
@@ -60,13 +60,16 @@ class TextValue {
  * trimmed, white space collapsed; null once it is sure to be longer than `cap` characters.
  */
 export function textValue(node: AnyNode, cap: number): string | null {
-  if (isText(node) || isComment(node)) {
-    const value = squeeze(node.data).trim();
-    return value.length <= cap ? value : null;
-  }
+  if (isText(node) || isComment(node)) return textDataValue(node.data, cap);
   const text = new TextValue(cap);
   if (hasChildren(node) && !collectText(node.children, text)) return null;
   return text.value();
+}
+
+/** The value of one text node's data, as textValue gives it. */
+export function textDataValue(data: string, cap: number): string | null {
+  const value = squeeze(data).trim();
+  return value.length <= cap ? value : null;
 }
 
 function collectText(children: readonly AnyNode[], text: TextValue): boolean {

@@ -149,7 +149,7 @@ function stepMatches(step: Step, element: Element): boolean {
  * it. `parentMask` is its parent's mask (0 for the document), `above` the union of the masks of
  * its proper ancestors.
  */
-function maskOf(steps: readonly Step[], element: Element, parentMask: number, above: number): number {
+export function maskOf(steps: readonly Step[], element: Element, parentMask: number, above: number): number {
   let mask = 0;
   for (let k = 0; k < steps.length; k++) {
     const step = steps[k] as Step;
