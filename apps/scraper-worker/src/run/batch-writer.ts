@@ -1,6 +1,8 @@
 import type { FoundUrl, PageRows, RunStore, Screenshot, UrlOutcome } from '@scrapejobs/domain';
 
-const BATCH_ROWS = 500;
+// A page's records are one row (result_pages), and a transaction costs about as much for one page
+// as for many: a batch goes out at this many URLs, or at the size or age below.
+const BATCH_URLS = 100;
 // Records can be large (up to 16 MiB of values a page): a batch also goes out once it holds this
 // much, so a run never keeps more than a few pages' records in memory.
 const BATCH_CHARS = 4 * 1024 * 1024;
@@ -24,7 +26,6 @@ export class BatchWriter {
   #screenshots: Screenshot[] = [];
   /** Outcomes being written now. */
   #writing: readonly UrlOutcome[] = [];
-  #rows = 0;
   #chars = 0;
   #lastFlush = Date.now();
   #flushing: Promise<void> = Promise.resolve();
@@ -51,7 +52,6 @@ export class BatchWriter {
     this.#timer ??= setTimeout(() => this.flush().catch(() => {}), FLUSH_EVERY_MS).unref();
     if (!page || page.rows.length === 0) return;
     this.#pages.push(page);
-    this.#rows += page.rows.length;
     for (const row of page.rows) this.#chars += row.length;
   }
 
@@ -63,7 +63,9 @@ export class BatchWriter {
   /** Whether enough waits, or long enough, for a flush. */
   get due(): boolean {
     return (
-      this.#rows >= BATCH_ROWS || this.#chars >= BATCH_CHARS || Date.now() - this.#lastFlush >= FLUSH_EVERY_MS
+      this.#outcomes.length >= BATCH_URLS ||
+      this.#chars >= BATCH_CHARS ||
+      Date.now() - this.#lastFlush >= FLUSH_EVERY_MS
     );
   }
 
@@ -80,13 +82,11 @@ export class BatchWriter {
     const outcomes = this.#outcomes;
     const found = this.#found;
     const screenshots = this.#screenshots;
-    const rows = this.#rows;
     const chars = this.#chars;
     this.#pages = [];
     this.#outcomes = [];
     this.#found = [];
     this.#screenshots = [];
-    this.#rows = 0;
     this.#chars = 0;
     this.#lastFlush = Date.now();
     if (outcomes.length === 0) return;
@@ -109,7 +109,6 @@ export class BatchWriter {
           this.#outcomes = outcomes.concat(this.#outcomes);
           this.#found = found.concat(this.#found);
           this.#screenshots = screenshots.concat(this.#screenshots);
-          this.#rows += rows;
           this.#chars += chars;
           throw err;
         }
