@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { expect } from '@jest/globals';
 
 export interface LocalServer {
   port: number;
@@ -152,4 +153,17 @@ async function listen(server: net.Server): Promise<number> {
 async function closeServer(server: net.Server, sockets: Set<Socket>): Promise<void> {
   for (const socket of sockets) socket.destroy();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** What a render rejects with, checked to be an `Expected` (RenderError); fails the test when it succeeds. */
+export async function renderFailure<E>(
+  promise: Promise<unknown>,
+  Expected: abstract new (...args: never[]) => E,
+): Promise<E> {
+  const outcome = await promise.then(
+    () => new Error('the render succeeded'),
+    (e: unknown) => e,
+  );
+  expect(outcome).toBeInstanceOf(Expected);
+  return outcome as E;
 }

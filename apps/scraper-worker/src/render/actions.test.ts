@@ -4,7 +4,13 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { RenderAction } from '@scrapejobs/contracts';
-import { html, type LocalServer, listItems, startServer } from '../../../../test/support/render-servers.ts';
+import {
+  html,
+  type LocalServer,
+  listItems,
+  renderFailure,
+  startServer,
+} from '../../../../test/support/render-servers.ts';
 import { RenderError, Renderer } from './index.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -127,14 +133,7 @@ afterAll(async () => {
 const render = (path: string, actions: RenderAction[], waitTimeoutMs = 10_000) =>
   renderer.render({ url: `${server.origin}${path}`, waitStrategy: 'load', waitTimeoutMs, actions });
 
-async function failureOf(promise: Promise<unknown>): Promise<RenderError> {
-  const outcome = await promise.then(
-    () => new Error('the render succeeded'),
-    (e: unknown) => e,
-  );
-  expect(outcome).toBeInstanceOf(RenderError);
-  return outcome as RenderError;
-}
+const failureOf = (promise: Promise<unknown>) => renderFailure(promise, RenderError);
 
 describe('steps', () => {
   test('clicking "load more" twice appends the items each click fetched', async () => {

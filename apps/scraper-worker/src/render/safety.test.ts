@@ -4,7 +4,13 @@
 import { lookup as systemLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { html, type LocalServer, listItems, startServer } from '../../../../test/support/render-servers.ts';
+import {
+  html,
+  type LocalServer,
+  listItems,
+  renderFailure,
+  startServer,
+} from '../../../../test/support/render-servers.ts';
 import { RenderError, Renderer } from './index.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -81,14 +87,7 @@ afterAll(async () => {
   await Promise.all([allowed?.close(), forbidden?.close()]);
 });
 
-async function failureOf(promise: Promise<unknown>): Promise<RenderError> {
-  const outcome = await promise.then(
-    () => new Error('the render succeeded'),
-    (e: unknown) => e,
-  );
-  expect(outcome).toBeInstanceOf(RenderError);
-  return outcome as RenderError;
-}
+const failureOf = (promise: Promise<unknown>) => renderFailure(promise, RenderError);
 
 describe('with private targets not allowed', () => {
   test.each([

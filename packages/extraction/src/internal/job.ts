@@ -3,7 +3,7 @@ import { parseHtml } from './dom.ts';
 import { ExtractionError, failedOnPage } from './errors.ts';
 import { type ExtractionLimits, type ResolvedLimits, resolveLimits } from './limits.ts';
 import { evaluateLinks, type LinkOptions, linksNeedDom } from './links.ts';
-import { PageValues } from './page.ts';
+import { PageValues, running } from './page.ts';
 import { type CompiledExpression, compileForJob, type QueryType } from './query.ts';
 import { buildRecords, type ExtractedRecord } from './records.ts';
 import { evaluateRegex } from './regex.ts';
@@ -63,7 +63,7 @@ function streamQueries(queries: readonly CompiledQuery[]): StreamQuery[] | null 
   const stream: StreamQuery[] = [];
   for (const query of queries) {
     if (query.type === 'css' && query.css.streamable)
-      stream.push({ kind: 'css', css: query.css, label: query.label });
+      stream.push({ kind: 'css', css: query.css, activity: running(query.label) });
     else if (query.type === 'xpath' && query.xpath.simple)
       stream.push({ kind: 'xpath', path: query.xpath.simple });
     else if (query.type === 'regex') stream.push({ kind: 'regex' });

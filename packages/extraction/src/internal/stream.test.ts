@@ -169,14 +169,14 @@ tree:     ${JSON.stringify(tree)}`);
   test('gives up on what the tree must settle: too many values, deeply nested matches', () => {
     const limits = resolveLimits({ maxRecords: 5 });
     const css = compileCss('li');
-    const queries = [{ kind: 'css' as const, css, label: 'css query "li"' }];
+    const queries = [{ kind: 'css' as const, css, activity: 'css query "li" was running' }];
     const activity = { activity: '' };
     expect(streamValues(queries, '<li>1<li>2<li>3', limits, activity)).toEqual([['1', '2', '3']]);
     expect(streamValues(queries, '<li>x</li>'.repeat(6), limits, activity)).toEqual([
       ['x', 'x', 'x', 'x', 'x', 'x'],
     ]);
     expect(streamValues(queries, '<li>x</li>'.repeat(7), limits, activity)).toBeNull();
-    const div = [{ kind: 'css' as const, css: compileCss('div'), label: 'css query "div"' }];
+    const div = [{ kind: 'css' as const, css: compileCss('div'), activity: 'css query "div" was running' }];
     expect(streamValues(div, '<div>'.repeat(32), resolveLimits({}), activity)).not.toBeNull();
     expect(streamValues(div, '<div>'.repeat(33), resolveLimits({}), activity)).toBeNull();
   });

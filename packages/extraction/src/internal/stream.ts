@@ -2,7 +2,7 @@ import { type ChildNode, Document, Element } from 'domhandler';
 import { type Handler, Parser } from 'htmlparser2';
 import type { CompiledCss } from './css.ts';
 import type { ResolvedLimits } from './limits.ts';
-import type { ValueSink } from './page.ts';
+import type { PageValues, ValueSink } from './page.ts';
 import { TextValue, textDataValue } from './values.ts';
 import { maskOf, type SimplePath } from './xpath-simple.ts';
 
@@ -12,7 +12,7 @@ import { maskOf, type SimplePath } from './xpath-simple.ts';
  * afterwards: nothing to collect here).
  */
 export type StreamQuery =
-  | { readonly kind: 'css'; readonly css: CompiledCss; readonly label: string }
+  | { readonly kind: 'css'; readonly css: CompiledCss; readonly activity: string }
   | { readonly kind: 'xpath'; readonly path: SimplePath }
   | { readonly kind: 'regex' };
 
@@ -74,7 +74,7 @@ export function streamValues(
   queries: readonly StreamQuery[],
   html: string,
   limits: ResolvedLimits,
-  page: { activity: string },
+  page: Pick<PageValues, 'activity'>,
 ): StreamedValues | null {
   const reader = new StreamReader(queries, limits, page);
   try {
@@ -90,18 +90,18 @@ class StreamReader implements Partial<Handler> {
   readonly values: StreamedValues;
   readonly #queries: readonly StreamQuery[];
   /** Told which query runs while a selector decides (a selector can take long), for the time limit's message. */
-  readonly #page: { activity: string };
+  readonly #page: Pick<PageValues, 'activity'>;
   readonly #cap: number;
   readonly #maxValues: number;
   readonly #maxChars: number;
   readonly #stack: Open[];
   readonly #gathering: Gathering[] = [];
   /** XPath queries that select text nodes: the text node being read, merged from adjacent events. */
-  readonly #textQueries: number[];
+  readonly #textQueries: { query: number; last: number; child: boolean }[];
   #pendingText: string | null = null;
   #chars = 0;
 
-  constructor(queries: readonly StreamQuery[], limits: ResolvedLimits, page: { activity: string }) {
+  constructor(queries: readonly StreamQuery[], limits: ResolvedLimits, page: Pick<PageValues, 'activity'>) {
     this.#queries = queries;
     this.#page = page;
     this.values = queries.map(() => []);
@@ -110,9 +110,11 @@ class StreamReader implements Partial<Handler> {
     this.#maxChars = limits.maxTotalBytes;
     const zeros = queries.map(() => 0);
     this.#stack = [{ element: new Document([]) as unknown as Element, masks: zeros, aboves: zeros }];
-    this.#textQueries = queries.flatMap((query, i) =>
-      query.kind === 'xpath' && query.path.output.kind === 'text' ? [i] : [],
-    );
+    this.#textQueries = queries.flatMap((query, i) => {
+      if (query.kind !== 'xpath' || query.path.output.kind !== 'text') return [];
+      const last = 1 << (query.path.steps.length - 1);
+      return [{ query: i, last, child: query.path.output.axis === 'child' }];
+    });
   }
 
   onopentag(name: string, attribs: Record<string, string>): void {
@@ -127,7 +129,7 @@ class StreamReader implements Partial<Handler> {
       if (query.kind === 'css') {
         const { css } = query;
         const activity = this.#page.activity;
-        this.#page.activity = `${query.label} was running`;
+        this.#page.activity = query.activity;
         const matches = css.matches(element);
         this.#page.activity = activity;
         if (!matches) continue;
@@ -222,12 +224,9 @@ class StreamReader implements Partial<Handler> {
     if (data === null) return;
     this.#pendingText = null;
     const parent = this.#stack[this.#stack.length - 1]!;
-    for (const q of this.#textQueries) {
-      const { steps, output } = (this.#queries[q] as { path: SimplePath }).path;
-      const last = 1 << (steps.length - 1);
-      const child = output.kind === 'text' && output.axis === 'child';
-      const selected = child ? parent.masks[q]! : parent.aboves[q]! | parent.masks[q]!;
-      if (selected & last) this.#add(q, textDataValue(data, this.#cap));
+    for (const { query, last, child } of this.#textQueries) {
+      const selected = child ? parent.masks[query]! : parent.aboves[query]! | parent.masks[query]!;
+      if (selected & last) this.#add(query, textDataValue(data, this.#cap));
     }
   }
 }

@@ -324,11 +324,11 @@ export class SandboxPool<In, Out> {
     this.#threads.delete(thread);
     void thread.worker.terminate();
     if (why !== 'abort') this.#options.onThreadEnd?.(why);
-    const error = new SandboxError(why === 'abort' ? 'crash' : why, message);
+    const error =
+      why === 'abort' ? new SandboxError('crash', 'its thread was ended') : new SandboxError(why, message);
     if (task) this.#settle(task, why === 'abort' ? task.signal?.reason : error);
     // A task sent ahead that had started: the thread ran it when it was ended.
-    for (const other of started)
-      this.#settle(other, why === 'abort' ? new SandboxError('crash', 'its thread was ended') : error);
+    for (const other of started) this.#settle(other, error);
     this.#queue.unshift(...waiting);
     if (!this.#closed) this.#dispatch();
   }
