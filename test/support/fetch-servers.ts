@@ -16,16 +16,24 @@ export interface TestServer {
   requests: string[];
   /** Host headers in arrival order. */
   hosts: string[];
+  /** TCP connections accepted so far, and those still open. */
+  connections: { accepted: number; open: number };
   close(): Promise<void>;
 }
 
 export async function startServer(handler: http.RequestListener, host = '127.0.0.1'): Promise<TestServer> {
   const requests: string[] = [];
   const hosts: string[] = [];
+  const connections = { accepted: 0, open: 0 };
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
     hosts.push(req.headers.host ?? '');
     handler(req, res);
+  });
+  server.on('connection', (socket) => {
+    connections.accepted++;
+    connections.open++;
+    socket.on('close', () => connections.open--);
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
@@ -34,6 +42,7 @@ export async function startServer(handler: http.RequestListener, host = '127.0.0
     port,
     requests,
     hosts,
+    connections,
     close: () => closeServer(server),
   };
 }

@@ -1,10 +1,13 @@
 import { once } from 'node:events';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { BlockedTargetError, OutboundGuard } from '@scrapejobs/outbound';
-import got, { type Agents, RequestError } from 'got';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { BlockedTargetError } from '@scrapejobs/outbound';
 import type { AddressPolicy } from './address.ts';
 import { abortable } from './backoff.ts';
+import type { Agents, ConnectionPool } from './connections.ts';
 import { FetchError } from './errors.ts';
 import { scraperGuard } from './guard.ts';
 import { createProxyAgents, type TunnelState } from './proxy-agent.ts';
@@ -31,6 +34,8 @@ export interface AttemptRequest {
   signal: AbortSignal | undefined;
   /** Sent to the target as they are (inside the tunnel behind a proxy, never on its CONNECT). */
   headers: Readonly<Record<string, string>>;
+  /** Kept-alive connections for a direct request; without them it opens its own and closes it. */
+  connections: ConnectionPool | undefined;
 }
 
 export interface AttemptResponse {
@@ -41,11 +46,11 @@ export interface AttemptResponse {
 }
 
 interface AttemptState {
-  /** The guard's refusal, however the request then failed. */
-  blocked: BlockedTargetError | undefined;
   timedOut: boolean;
   tunnel: TunnelState;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Sends one GET and does not follow redirects. Throws a FetchError, or the caller's abort
@@ -54,11 +59,7 @@ interface AttemptState {
  */
 export async function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
   req.signal?.throwIfAborted();
-  const state: AttemptState = {
-    blocked: undefined,
-    timedOut: false,
-    tunnel: { proxyFailure: undefined, tunnelOpen: false },
-  };
+  const state: AttemptState = { timedOut: false, tunnel: { proxyFailure: undefined, tunnelOpen: false } };
   const controller = new AbortController();
   const timer = setTimeout(() => {
     state.timedOut = true;
@@ -66,29 +67,25 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResponse>
   }, req.timeoutMs);
   const onAbort = () => controller.abort(req.signal?.reason);
   req.signal?.addEventListener('abort', onAbort, { once: true });
-  const guard = scraperGuard(req.policy, req.lookup, (error) => {
-    state.blocked = error;
-  });
-  let agents: Agents | undefined;
+  const shared = req.proxyUrl ? undefined : req.connections;
+  let own: Agents | undefined;
   try {
-    agents = await connectVia(req, guard, state.tunnel, controller.signal);
-    return await exchange(req, agents, controller.signal);
+    if (!shared) own = await connectVia(req, state.tunnel, controller.signal);
+    const agents = own ?? shared!.agents(req.policy, req.lookup);
+    return await exchange(req, agents, controller.signal, shared !== undefined);
   } catch (error) {
     throw toFetchError(error, state, req);
   } finally {
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', onAbort);
-    if (agents?.http) agents.http.destroy();
-    if (agents?.https) agents.https.destroy();
+    own?.http.destroy();
+    own?.https.destroy();
   }
 }
 
-async function connectVia(
-  req: AttemptRequest,
-  guard: OutboundGuard,
-  tunnel: TunnelState,
-  signal: AbortSignal,
-): Promise<Agents> {
+/** Agents of this attempt alone: a proxy's tunnel, or a direct connection closed after it. */
+async function connectVia(req: AttemptRequest, tunnel: TunnelState, signal: AbortSignal): Promise<Agents> {
+  const guard = scraperGuard(req.policy, req.lookup);
   // Direct: the guard's agents check the host, every resolved address and the connected peer.
   if (!req.proxyUrl) return guard.agents({ keepAlive: false });
   // Behind a proxy the worker never connects to the target itself: the target is resolved and
@@ -98,23 +95,34 @@ async function connectVia(
   return createProxyAgents(req.proxyUrl, address, tunnel);
 }
 
-async function exchange(req: AttemptRequest, agent: Agents, signal: AbortSignal): Promise<AttemptResponse> {
-  const stream = got.stream(req.url, {
-    agent,
+async function exchange(
+  req: AttemptRequest,
+  agents: Agents,
+  signal: AbortSignal,
+  mayRetryStale: boolean,
+): Promise<AttemptResponse> {
+  const secure = req.url.protocol === 'https:';
+  const request = (secure ? https : http).request(req.url, {
+    agent: secure ? agents.https : agents.http,
     signal,
-    retry: { limit: 0 },
-    followRedirect: false,
-    throwHttpErrors: false,
-    decompress: true,
     headers: { ...req.headers },
   });
-  // Errors after the outcome is settled (a destroyed stream, a late socket error) are moot.
-  stream.on('error', () => {});
-  const [response] = (await once(stream, 'response')) as [IncomingMessage];
+  // Errors after the outcome is settled (a destroyed response, a late socket error) are moot.
+  request.on('error', () => {});
+  request.end();
+  let response: http.IncomingMessage;
+  try {
+    [response] = (await once(request, 'response')) as [http.IncomingMessage];
+  } catch (error) {
+    // A kept-alive connection the server closed meanwhile: the GET never arrived, send it on a new one.
+    if (mayRetryStale && request.reusedSocket && isStaleConnection(error) && !signal.aborted)
+      return exchange(req, agents, signal, false);
+    throw error;
+  }
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) {
-    stream.destroy();
-    return { status, headers: response.headers, body: Buffer.alloc(0) };
+    response.destroy();
+    return { status, headers: response.headers, body: EMPTY };
   }
   const tooLarge = () =>
     new FetchError('HTTP_ERROR', `response body exceeds ${req.maxBytes} bytes`, {
@@ -123,28 +131,84 @@ async function exchange(req: AttemptRequest, agent: Agents, signal: AbortSignal)
       status,
     });
   if (Number(response.headers['content-length']) > req.maxBytes) {
-    stream.destroy();
+    response.destroy();
     throw tooLarge();
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of response as AsyncIterable<Buffer>) {
     total += chunk.length;
     if (total > req.maxBytes) {
-      stream.destroy();
+      response.destroy();
       throw tooLarge();
     }
     chunks.push(chunk);
   }
-  return { status, headers: response.headers, body: Buffer.concat(chunks, total) };
+  try {
+    const body = await decode(
+      Buffer.concat(chunks, total),
+      response.headers['content-encoding'],
+      req.maxBytes,
+    );
+    return { status, headers: response.headers, body };
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    throw error;
+  }
 }
+
+const isStaleConnection = (error: unknown) => {
+  const code = errorCode(error);
+  return code === 'ECONNRESET' || code === 'EPIPE';
+};
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+const zstd = promisify(zlib.zstdDecompress);
+
+/**
+ * The body decoded by its Content-Encoding, codings undone in reverse order of application, at
+ * most `maxBytes` out (zlib throws ERR_BUFFER_TOO_LARGE past it, so a bomb stops there). A body
+ * with a coding it does not know stays as sent; an empty body stays empty. Truncated streams give
+ * what they hold, as browsers do.
+ */
+async function decode(body: Buffer, encoding: string | undefined, maxBytes: number): Promise<Buffer> {
+  const codings = (encoding ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((coding) => coding.trim())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.some((coding) => !CODINGS.has(coding))) return body;
+  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
+  for (const coding of codings.reverse()) {
+    if (body.length === 0) break;
+    if (coding === 'br')
+      body = await brotli(body, {
+        finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+        maxOutputLength: maxBytes,
+      });
+    else if (coding === 'zstd') body = await zstd(body, { maxOutputLength: maxBytes });
+    else if (coding === 'deflate') body = await (hasZlibHeader(body) ? inflate : inflateRaw)(body, flush);
+    else body = await gunzip(body, flush);
+  }
+  return body;
+}
+
+const CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'zstd']);
+
+// RFC 1950: method 8 in the low nibble, and the two header bytes a multiple of 31. Some servers
+// send "deflate" as a raw stream without it.
+const hasZlibHeader = (body: Buffer) =>
+  body.length >= 2 && (body[0]! & 0x0f) === 8 && ((body[0]! << 8) | body[1]!) % 31 === 0;
 
 function toFetchError(error: unknown, state: AttemptState, req: AttemptRequest): unknown {
   if (req.signal?.aborted) return req.signal.reason;
   if (error instanceof FetchError) return error;
   const url = req.url.href;
-  if (state.blocked)
-    return new FetchError('BLOCKED_TARGET', state.blocked.message, { url, retryable: false });
+  const blocked = blockedIn(error);
+  if (blocked) return new FetchError('BLOCKED_TARGET', blocked.message, { url, retryable: false });
   const { proxyFailure, tunnelOpen } = state.tunnel;
   if (req.proxyUrl && (proxyFailure || (state.timedOut && !tunnelOpen))) {
     const reason = proxyFailure ? describe(proxyFailure) : `no tunnel within ${req.timeoutMs} ms`;
@@ -166,8 +230,7 @@ function toFetchError(error: unknown, state: AttemptState, req: AttemptRequest):
   return new FetchError('NETWORK_ERROR', message, {
     url,
     retryable: !PERMANENT_NETWORK_CODES.has(code ?? ''),
-    // got's error holds the request options, the job's headers among them: keep only what it wraps.
-    cause: error instanceof RequestError ? error.cause : error,
+    cause: error,
   });
 }
 
@@ -178,4 +241,16 @@ function errorCode(error: unknown): string | undefined {
 
 function describe(error: Error): string {
   return errorCode(error) ?? error.message;
+}
+
+/** The guard's refusal behind a failed request: the error itself, its cause, or one of an AggregateError's. */
+function blockedIn(error: unknown, depth = 0): BlockedTargetError | undefined {
+  if (error instanceof BlockedTargetError) return error;
+  if (!(error instanceof Error) || depth > 4) return undefined;
+  const inner = error instanceof AggregateError ? error.errors : [error.cause];
+  for (const each of inner) {
+    const found = blockedIn(each, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }

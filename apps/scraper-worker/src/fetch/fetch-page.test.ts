@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LookupFunction } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import {
   mapLookup,
@@ -89,6 +89,31 @@ describe('fetchPage', () => {
     });
     const page = await fetchPage(site.url, open);
     expect(page.body.toString()).toBe('compressed page');
+  });
+
+  test('decodes deflate (with and without its zlib header), br, zstd and codings applied in turn', async () => {
+    const text = 'encoded page';
+    const cases: [string, Buffer][] = [
+      ['deflate', deflateSync(text)],
+      ['deflate', deflateRawSync(text)],
+      ['br', brotliCompressSync(text)],
+      ['zstd', zstdCompressSync(text)],
+      ['x-gzip', gzipSync(text)],
+      ['gzip, br', brotliCompressSync(gzipSync(text))],
+      ['identity', Buffer.from(text)],
+    ];
+    for (const [encoding, body] of cases) {
+      const site = await serve((_req, res) => res.writeHead(200, { 'content-encoding': encoding }).end(body));
+      expect([encoding, (await fetchPage(site.url, open)).body.toString()]).toEqual([encoding, text]);
+    }
+  });
+
+  test('keeps a body in a coding it does not know as sent, and an empty encoded body empty', async () => {
+    const sent = Buffer.from([1, 2, 3]);
+    const odd = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'compress' }).end(sent));
+    expect((await fetchPage(odd.url, open)).body.equals(sent)).toBe(true);
+    const empty = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end());
+    expect((await fetchPage(empty.url, open)).body.length).toBe(0);
   });
 
   test('fails a 404 at once with a non-retryable HTTP_ERROR', async () => {
@@ -228,7 +253,12 @@ describe('fetchPage', () => {
     });
     expect(bomb.length).toBeLessThan(MiB);
     const error = await failure(fetchPage(site.url, { ...open, maxBytes: MiB }));
-    expect(error.code).toBe('HTTP_ERROR');
+    expect([error.code, error.message]).toEqual(['HTTP_ERROR', `response body exceeds ${MiB} bytes`]);
+    const brotliBomb = brotliCompressSync(Buffer.alloc(2 * MiB));
+    const brotliSite = await serve((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'br' }).end(brotliBomb);
+    });
+    expect((await failure(fetchPage(brotliSite.url, { ...open, maxBytes: MiB }))).code).toBe('HTTP_ERROR');
   });
 
   test('follows a chain of 5 redirects and reports the final URL', async () => {

@@ -3,6 +3,7 @@ import { type OutgoingRequest, outgoingHeaders } from '../request/outgoing.ts';
 import { type AddressPolicy, addressPolicy } from './address.ts';
 import { type AttemptResponse, sendAttempt } from './attempt.ts';
 import { abortable, backoffDelay, parseRetryAfter, sleep } from './backoff.ts';
+import type { ConnectionPool } from './connections.ts';
 import { FetchError } from './errors.ts';
 import { systemLookup } from './guard.ts';
 import { requestHeaders } from './headers.ts';
@@ -37,6 +38,8 @@ export interface FetchOptions {
   userAgent?: string;
   /** The job's headers, cookies, credentials and user agent (docs/api.md §14), sent on every attempt. */
   request?: OutgoingRequest;
+  /** Kept-alive connections for direct requests (one run's); without it each request has its own. */
+  connections?: ConnectionPool;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -87,6 +90,7 @@ export async function fetchPageWithPolicy(
         maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES,
         signal,
         headers: requestHeaders(userAgent, request ? outgoingHeaders(request, current, origin) : {}),
+        connections: opts.connections,
       });
     } catch (error) {
       if (!(error instanceof FetchError)) throw error;

@@ -4,6 +4,7 @@
 // connected peer again on 'connect'. Behind a proxy the worker resolves and checks the target
 // and asks the proxy to tunnel to that address; what the proxy itself then reaches is up to it.
 export { SCRAPER_ADDRESS_RULES } from './address.ts';
+export { ConnectionPool } from './connections.ts';
 export { FetchError, type FetchErrorCode } from './errors.ts';
 export { type FetchedPage, type FetchOptions, fetchPage } from './fetch-page.ts';
 export { createProxyPicker, type ProxyPicker } from './proxy-picker.ts';

@@ -234,6 +234,7 @@ export class Dispatcher {
   async #idle(work: RunWork): Promise<number> {
     if (work.inFlight > 0 || this.#works.get(work.runId) !== work) return 0;
     this.#works.delete(work.runId);
+    work.close();
     const end = work.end;
     try {
       await work.flush();

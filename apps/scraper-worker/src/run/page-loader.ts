@@ -3,6 +3,7 @@ import type { ProxyEntry } from '@scrapejobs/config';
 import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
 import type { PageContent } from '../extract/extractor.ts';
 import {
+  type ConnectionPool,
   createProxyPicker,
   FetchError,
   type FetchedPage,
@@ -54,7 +55,11 @@ export type PageLoader = (
  * A job's way of getting pages: fetched, or rendered in Chromium when render_config is enabled,
  * through the job's proxies when it uses them. Throws FetchError or RenderError.
  */
-export async function pageLoaderFor(deps: PageLoaderDeps, settings: PageSettings): Promise<PageLoader> {
+export async function pageLoaderFor(
+  deps: PageLoaderDeps,
+  settings: PageSettings,
+  connections: ConnectionPool,
+): Promise<PageLoader> {
   const picker = proxyPickerFor(settings, deps.proxies);
   const render = settings.renderConfig?.enabled ? settings.renderConfig : null;
   if (render) {
@@ -62,7 +67,7 @@ export async function pageLoaderFor(deps: PageLoaderDeps, settings: PageSettings
     return (url, signal, beforeAttempt) =>
       renderPage(renderer, render, picker, deps.userAgent, settings.request, url, signal, beforeAttempt);
   }
-  const fetcher = fetcherFor(deps, picker, settings.request);
+  const fetcher = fetcherFor(deps, picker, settings.request, connections);
   return async (url, signal, beforeAttempt) => {
     const page = await fetcher(url, signal, beforeAttempt);
     return {
@@ -78,6 +83,7 @@ export function fetcherFor(
   deps: PageLoaderDeps,
   picker: ProxyPicker | null,
   request: OutgoingRequest | null,
+  connections: ConnectionPool,
 ) {
   return (url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> =>
     fetchPage(url, {
@@ -85,6 +91,7 @@ export function fetcherFor(
       signal,
       beforeAttempt,
       userAgent: deps.userAgent,
+      connections,
       ...(request && { request }),
       ...(picker && { proxy: picker }),
       ...(deps.lookup && { lookup: deps.lookup }),

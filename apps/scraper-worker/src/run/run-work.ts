@@ -22,7 +22,7 @@ import { openRequest, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type { PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
-import { FetchError, type FetchedPage } from '../fetch/index.ts';
+import { ConnectionPool, FetchError, type FetchedPage } from '../fetch/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 import { BatchWriter } from './batch-writer.ts';
@@ -143,6 +143,8 @@ export class RunWork {
   readonly #robots = new Map<string, Promise<StoredRobots>>();
   readonly #filter: UrlFilterSpec | null;
   #loader: Promise<PageLoader> | null = null;
+  /** The run's kept-alive connections, closed when its work here leaves. */
+  readonly #connections = new ConnectionPool();
   /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
   #fetcher: ReturnType<typeof fetcherFor> | null = null;
   #haltedBy: unknown = null;
@@ -209,6 +211,11 @@ export class RunWork {
   /** Stores what waits; rejects when storage is unreachable. */
   flush(): Promise<void> {
     return this.#batch.flush();
+  }
+
+  /** Closes the run's connections here; the work has nothing in flight. */
+  close(): void {
+    this.#connections.close();
   }
 
   /** Processes a claimed URL to its end; never rejects (a failure of the worker's own halts the run here). */
@@ -319,7 +326,7 @@ export class RunWork {
   /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
   #pageLoader(): Promise<PageLoader> {
     if (!this.#loader) {
-      this.#loader = pageLoaderFor(this.#deps, this.#pageSettings());
+      this.#loader = pageLoaderFor(this.#deps, this.#pageSettings(), this.#connections);
       this.#loader.catch(() => {
         this.#loader = null;
       });
@@ -336,7 +343,12 @@ export class RunWork {
   /** Fetches robots.txt or a sitemap: guarded, with the job's proxies and rate limit. */
   #fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
     const settings = this.#pageSettings();
-    this.#fetcher ??= fetcherFor(this.#deps, proxyPickerFor(settings, this.#deps.proxies), settings.request);
+    this.#fetcher ??= fetcherFor(
+      this.#deps,
+      proxyPickerFor(settings, this.#deps.proxies),
+      settings.request,
+      this.#connections,
+    );
     return this.#fetcher(url, signal, beforeAttempt);
   }
 
