@@ -143,7 +143,15 @@ async function main(db: Database) {
       create: [],
       insert: (_, runId, __, batch) =>
         store.saveBatch(runId, {
-          pages: [{ url: urlOf(batch), urlIndex: batch, scrapedAt: new Date(), rows: recordsOf(batch) }],
+          pages: [
+            {
+              url: urlOf(batch),
+              urlIndex: batch,
+              scrapedAt: new Date(),
+              records: ROWS,
+              json: `[${recordsOf(batch).join(',')}]`,
+            },
+          ],
           outcomes: [
             {
               seq: batch,

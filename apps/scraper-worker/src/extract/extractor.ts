@@ -28,9 +28,11 @@ export interface ExtractTask {
   links?: LinkSpec;
 }
 
-/** What a page gave: its records, each as JSON text, and the URLs its links lead to, kept by the crawl's filter. */
+/** What a page gave: its records, as one JSON array text, and the URLs its links lead to, kept by the crawl's filter. */
 export interface PageExtraction {
-  records: string[];
+  /** How many records `json` holds. */
+  records: number;
+  json: string;
   links: string[];
 }
 

@@ -71,7 +71,7 @@ function extractTask(task: ExtractTask): PageExtraction {
         }
       : undefined,
   );
-  return { records: records.map((record) => JSON.stringify(record)), links: found };
+  return { records: records.length, json: JSON.stringify(records), links: found };
 }
 
 const acceptWith =

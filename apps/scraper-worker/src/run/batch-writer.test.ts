@@ -20,7 +20,8 @@ const page = (urlIndex: number) => ({
   url: `https://example.com/${urlIndex + 1}`,
   urlIndex,
   scrapedAt: new Date(),
-  rows: [JSON.stringify({ title: `t${urlIndex}.0` }), JSON.stringify({ title: `t${urlIndex}.1` })],
+  records: 2,
+  json: JSON.stringify([{ title: `t${urlIndex}.0` }, { title: `t${urlIndex}.1` }]),
 });
 
 describe('BatchWriter', () => {

@@ -50,9 +50,9 @@ export class BatchWriter {
     }
     // A failed timer flush leaves the chain rejected: the next flush() reports it.
     this.#timer ??= setTimeout(() => this.flush().catch(() => {}), FLUSH_EVERY_MS).unref();
-    if (!page || page.rows.length === 0) return;
+    if (!page || page.records === 0) return;
     this.#pages.push(page);
-    for (const row of page.rows) this.#chars += row.length;
+    this.#chars += page.json.length;
   }
 
   /** The URLs whose outcome is not stored yet: their leases must still be renewed. */

@@ -12,6 +12,7 @@ import type {
   ClaimedUrl,
   FoundUrl,
   Frontier,
+  PageRows,
   RunFailure,
   RunSettings,
   RunState,
@@ -118,7 +119,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /** What one URL gave: its outcome, the page's records, and the URLs it found. */
 interface Processed {
   outcome: Omit<UrlOutcome, 'seq' | 'claims' | 'durationMs'>;
-  rows?: string[];
+  records?: Pick<PageRows, 'records' | 'json'>;
   found?: FoundUrl[];
   screenshot?: Buffer;
 }
@@ -259,11 +260,11 @@ export class RunWork {
       processed = { outcome: failed(code, message, (err as { status?: number }).status ?? null) };
       this.#log.info({ url: url.url, code, err: (err as Error).message }, 'url failed');
     }
-    const { outcome, rows, found, screenshot } = processed;
+    const { outcome, records, found, screenshot } = processed;
     const durationMs = Math.max(0, Math.round(performance.now() - started - waited));
     this.#batch.add(
       { ...outcome, seq: url.seq, claims: url.claims, durationMs },
-      rows && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), rows },
+      records && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), ...records },
       found,
       screenshot,
     );
@@ -298,7 +299,7 @@ export class RunWork {
     const fetchedAt = new Date();
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
-    const { records, links } = await this.#deps.extractor.extract(
+    const { records, json, links } = await this.#deps.extractor.extract(
       this.userId,
       {
         key: this.runId,
@@ -313,11 +314,11 @@ export class RunWork {
       outcome: {
         status: 'success',
         httpStatus: page.status,
-        records: records.length,
+        records,
         fetchedAt,
         failure: null,
       },
-      rows: records,
+      records: { records, json },
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
       ...(screenshot && { screenshot }),
     };

@@ -58,7 +58,8 @@ const rowsOf = (url: ClaimedUrl, count = 2): PageRows => ({
   url: url.url,
   urlIndex: url.seq,
   scrapedAt: new Date(),
-  rows: Array.from({ length: count }, (_, i) => JSON.stringify({ title: `t${url.seq}.${i}` })),
+  records: count,
+  json: JSON.stringify(Array.from({ length: count }, (_, i) => ({ title: `t${url.seq}.${i}` }))),
 });
 const ok = (url: ClaimedUrl, records = 2): UrlOutcome => ({
   seq: url.seq,
@@ -263,7 +264,11 @@ describe('RunStore', () => {
   it('fails only the page whose values PostgreSQL refuses, and stores the rest of its batch', async () => {
     const { runId } = await runningRun('https://example.com/[1-3]');
     const urls = await frontier.claim(runId, 3, LEASE_MS);
-    const refused: PageRows = { ...rowsOf(urls[1]!), rows: [JSON.stringify({ title: 'a\u0000b' })] };
+    const refused: PageRows = {
+      ...rowsOf(urls[1]!),
+      records: 1,
+      json: JSON.stringify([{ title: 'a\u0000b' }]),
+    };
     await store.saveBatch(runId, {
       pages: [rowsOf(urls[0]!), refused, rowsOf(urls[2]!)],
       outcomes: urls.map((url) => ok(url)),

@@ -6,14 +6,16 @@ import { outboxEvent } from '../outbox.ts';
 import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
 import { type RunSettings, settingsOf } from './settings.ts';
 
-/** One page's records, serialised as soon as they are extracted: row index = position in `rows`. */
+/** One page's records, serialised as soon as they are extracted: row index = position in `json`. */
 export interface PageRows {
   url: string;
   /** The page's `seq` in its run's frontier. */
   urlIndex: number;
   scrapedAt: Date;
-  /** Each record as JSON text. */
-  rows: string[];
+  /** How many records `json` holds. */
+  records: number;
+  /** The records as one JSON array text. */
+  json: string;
 }
 
 /** How a claimed URL ended; `claims` is the claim it was processed under (a lost claim writes nothing). */
@@ -70,8 +72,8 @@ interface PageColumns {
   scrapedAts: (string | null)[];
   records: number[];
   idBases: string[];
-  /** The page's records as one JSON array. */
-  data: string[];
+  /** Every page's records as one JSON array of arrays: no escaping into an array literal. */
+  data: string;
 }
 
 /** How many records a run has stored. */
@@ -154,14 +156,14 @@ export class RunStore {
 
   async #insertBatch(runId: string, { pages, outcomes, found, screenshots = [] }: Batch): Promise<number> {
     if (outcomes.length === 0) return 0;
-    const stored = pages.filter((page) => page.rows.length > 0);
+    const stored = pages.filter((page) => page.records > 0);
     const rows: PageColumns = {
       urls: stored.map((page) => page.url),
       urlIndexes: stored.map((page) => page.urlIndex),
       scrapedAts: stored.map((page) => wallTime(page.scrapedAt)),
-      records: stored.map((page) => page.rows.length),
+      records: stored.map((page) => page.records),
       idBases: stored.map((page) => newRecordIdBase(page.scrapedAt.getTime())),
-      data: stored.map((page) => `[${page.rows.join(',')}]`),
+      data: `[${stored.map((page) => page.json).join(',')}]`,
     };
     const client = await this.#db.pool.connect();
     try {
@@ -234,7 +236,8 @@ export class RunStore {
              stored AS (
                INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
                SELECT $1, t.url_index, t.url, t.scraped_at, t.records, t.id_base, t.data
-                 FROM unnest($11::int[], $12::text[], $13::timestamp(3)[], $14::int[], $15::text[], $16::jsonb[])
+                 FROM ROWS FROM (unnest($11::int[]), unnest($12::text[]), unnest($13::timestamp(3)[]),
+                                 unnest($14::int[]), unnest($15::text[]), jsonb_array_elements($16::jsonb))
                    AS t(url_index, url, scraped_at, records, id_base, data)
                 WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')),
              found AS (
