@@ -123,6 +123,8 @@ export class Dispatcher {
       }
     }
     await this.#share(candidates);
+    // A run with nothing in flight here that got no URLs stores what waits and leaves.
+    for (const work of [...this.#works.values()]) if (work.inFlight === 0) await this.#idle(work);
   }
 
   /** Seeds, times out or ends a run as its state asks; true when it has URLs to claim now. */
@@ -217,14 +219,12 @@ export class Dispatcher {
       await this.#deps.leases.give(work.userId, [place]).catch((err: Error) => {
         this.#log.warn({ err: err.message }, 'could not give a place back; it expires by itself');
       });
-      if (work.inFlight === 0) await this.#idle(work);
-      // Claims go in batches: a run with half its URLs here still in flight waits for more to end.
-      const { urlConcurrency } = this.#options;
-      if (
-        !this.#stopping &&
-        (work.inFlight <= urlConcurrency / 2 || this.#slots - this.#inFlight >= urlConcurrency)
-      )
-        this.wake();
+      if (work.inFlight === 0 && (this.#stopping || work.stopped)) return void (await this.#idle(work));
+      // Claims go in batches (a claim is a transaction): the frontier is looked at again once half
+      // a run's places are free here, not at every URL that ends. The look also lets the runs
+      // with nothing in flight here go when it has no URLs for them.
+      const free = this.#slots - this.#inFlight;
+      if (!this.#stopping && free >= Math.ceil(this.#options.urlConcurrency / 2)) this.wake();
     });
     this.#processing.add(done);
     void done.finally(() => this.#processing.delete(done));
