@@ -1,5 +1,5 @@
 import { compile, selectAll } from 'css-select';
-import { parse, type Selector, SelectorType } from 'css-what';
+import { parse, type Selector, SelectorType, stringify } from 'css-what';
 import type { AnyNode, Document, Element } from 'domhandler';
 import type { ValueSink } from './page.ts';
 import { ownTextValue, textValue } from './values.ts';
@@ -8,16 +8,29 @@ type Output = { kind: 'text' } | { kind: 'ownText' } | { kind: 'attr'; name: str
 
 export interface CompiledCss {
   readonly select: (root: Document) => Element[];
-  /** Whether one element matches, as `select` decides. */
-  readonly matches: (element: Element) => boolean;
   /**
-   * The selector looks only at an element and its ancestors (names, attributes, `>` and white
-   * space between them): `matches` decides as soon as the element opens, so a page can be read
-   * in one pass without a tree (stream.ts).
+   * When the selector looks only at an element and its ancestors (names, attributes, `>` and
+   * white space between them): its comma-separated parts, so that a page can be read in one pass
+   * without a tree (stream.ts); null otherwise.
    */
-  readonly streamable: boolean;
+  readonly upward: readonly UpwardSelector[] | null;
   readonly output: Output;
 }
+
+/**
+ * A selector of compounds joined by `>` or white space, for matching elements as they open: each
+ * compound is css-select's matcher of one element alone, and `child[i]` says whether compound i
+ * must be a child (`>`) of an element matching compound i - 1 rather than a descendant. A reader
+ * keeps, per open element, which prefixes of the compounds end there (`prefixesOf`), so matching
+ * costs the same on every element however the selector nests: no backtracking over ancestors.
+ */
+export interface UpwardSelector {
+  readonly compounds: readonly ((element: Element) => boolean)[];
+  readonly child: readonly boolean[];
+}
+
+/** Compounds a prefix mask can hold. */
+const MAX_COMPOUNDS = 30;
 
 const TEXT_SUFFIX = /::text\s*$/;
 const ATTR_SUFFIX = /::attr\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)\s*$/;
@@ -55,8 +68,7 @@ export function compileCss(query: string): CompiledCss {
   }
   return {
     select: (root) => selectAll<AnyNode, Element>(compiled, root),
-    matches: compiled,
-    streamable: parse(selector).every(looksUp),
+    upward: upwardParts(selector),
     output,
   };
 }
@@ -75,6 +87,50 @@ const looksUp = (tokens: Selector[]): boolean =>
   tokens[0]!.type !== SelectorType.Descendant &&
   tokens[0]!.type !== SelectorType.Child &&
   tokens.every((token) => UPWARD.has(token.type));
+
+const isCombinator = (token: Selector) =>
+  token.type === SelectorType.Descendant || token.type === SelectorType.Child;
+
+function upwardParts(selector: string): UpwardSelector[] | null {
+  const parts = parse(selector);
+  if (!parts.every(looksUp)) return null;
+  const upward: UpwardSelector[] = [];
+  for (const tokens of parts) {
+    const compounds: ((element: Element) => boolean)[] = [];
+    const child: boolean[] = [];
+    let start = 0;
+    for (let i = 0; i <= tokens.length; i++) {
+      const token = tokens[i];
+      if (token && !isCombinator(token)) continue;
+      child.push(start > 0 && tokens[start - 1]!.type === SelectorType.Child);
+      compounds.push(compile<AnyNode, Element>(stringify([tokens.slice(start, i)])));
+      start = i + 1;
+    }
+    if (compounds.length > MAX_COMPOUNDS) return null;
+    upward.push({ compounds, child });
+  }
+  return upward;
+}
+
+/**
+ * Which prefixes of `selector`'s compounds end at `element` (bit i: compounds 0..i match a chain
+ * ending there), given those its parent ends (`parent`) and those any proper ancestor ends
+ * (`above`, which includes `parent`).
+ */
+export function prefixesOf(
+  selector: UpwardSelector,
+  element: Element,
+  parent: number,
+  above: number,
+): number {
+  const { compounds, child } = selector;
+  let mask = 0;
+  for (let i = 0; i < compounds.length; i++) {
+    const linked = i === 0 || ((child[i] ? parent : above) & (1 << (i - 1))) !== 0;
+    if (linked && compounds[i]!(element)) mask |= 1 << i;
+  }
+  return mask;
+}
 
 /** Puts the values of a compiled selector on a parsed page into `sink`, in document order. */
 export function evaluateCss(css: CompiledCss, root: Document, sink: ValueSink): void {

@@ -3,7 +3,7 @@ import { parseHtml } from './dom.ts';
 import { ExtractionError, failedOnPage } from './errors.ts';
 import { type ExtractionLimits, type ResolvedLimits, resolveLimits } from './limits.ts';
 import { evaluateLinks, type LinkOptions, linksNeedDom } from './links.ts';
-import { PageValues, running } from './page.ts';
+import { PageValues } from './page.ts';
 import { type CompiledExpression, compileForJob, type QueryType } from './query.ts';
 import { buildRecords, type ExtractedRecord } from './records.ts';
 import { evaluateRegex } from './regex.ts';
@@ -32,6 +32,8 @@ export interface CompiledJob {
     readonly needsDom: boolean;
     /** The queries for one pass over the page without a tree (stream.ts), when they all allow it. */
     readonly stream: readonly StreamQuery[] | null;
+    /** The pass takes every query and no regex: its time is linear in the page's size. */
+    readonly linear: boolean;
     readonly limits: ResolvedLimits;
   };
 }
@@ -49,11 +51,13 @@ export function compileJob(queries: readonly QuerySpec[], limits: ExtractionLimi
   }
   const compiled = queries.map((spec) => compileOne(spec, resolved));
   const needsDom = compiled.some((query) => query.type !== 'regex');
+  const stream = needsDom ? streamQueries(compiled) : null;
   return {
     [brand]: {
       queries: compiled,
       needsDom,
-      stream: needsDom ? streamQueries(compiled) : null,
+      stream,
+      linear: stream?.every((query) => query.kind !== 'regex') ?? false,
       limits: resolved,
     },
   };
@@ -62,8 +66,8 @@ export function compileJob(queries: readonly QuerySpec[], limits: ExtractionLimi
 function streamQueries(queries: readonly CompiledQuery[]): StreamQuery[] | null {
   const stream: StreamQuery[] = [];
   for (const query of queries) {
-    if (query.type === 'css' && query.css.streamable)
-      stream.push({ kind: 'css', css: query.css, activity: running(query.label) });
+    if (query.type === 'css' && query.css.upward)
+      stream.push({ kind: 'css', css: query.css, upward: query.css.upward });
     else if (query.type === 'xpath' && query.xpath.simple)
       stream.push({ kind: 'xpath', path: query.xpath.simple });
     else if (query.type === 'regex') stream.push({ kind: 'regex' });
@@ -102,14 +106,26 @@ export interface PageExtraction {
  * every query and every `accept` call. Link queries do not count toward the job's other limits.
  */
 export function extractPage(job: CompiledJob, html: string, links?: LinkOptions): PageExtraction {
-  const { queries, needsDom, stream, limits } = job[brand];
+  const { queries, needsDom, stream, linear, limits } = job[brand];
   const linksNeedTree = links !== undefined && linksNeedDom(links.compiled);
+  // Read in one pass, a page costs time linear in its size whatever its queries: it needs no
+  // watchdog thread (a page's size is bounded where it is fetched; a thread pool running
+  // extraction still ends a thread past the time limit).
+  const streamedAtOnce = linear && links === undefined ? streamValues(stream!, html, limits) : null;
+  if (streamedAtOnce) {
+    const page = new PageValues(limits);
+    const records = evaluateRecords(queries, page, (_query, i) => {
+      pushStreamed(stream![i]!, streamedAtOnce[i]!, page);
+    });
+    return { records, links: [] };
+  }
   const page = new PageValues(limits);
   try {
     // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
     // RegExp alike, and costs one thread start per page instead of one per query.
     return runWithTimeLimit(() => {
-      const streamed = stream && !linksNeedTree ? streamValues(stream, html, limits, page) : null;
+      const tryStream = stream && !linksNeedTree && !(linear && links === undefined);
+      const streamed = tryStream ? streamValues(stream, html, limits) : null;
       const root = streamed === null && (needsDom || linksNeedTree) ? parseHtml(html) : null;
       const records = evaluateRecords(queries, page, (query, i) => {
         if (query.type === 'regex') evaluateRegex(query.regex, html, page);
@@ -147,11 +163,11 @@ function evaluateRecords(
 
 /** The same job, its pages always read through the tree; for the tests that compare the two ways. */
 export function withoutStream(job: CompiledJob): CompiledJob {
-  return { [brand]: { ...job[brand], stream: null } };
+  return { [brand]: { ...job[brand], stream: null, linear: false } };
 }
 
 /** Whether a page of the job is read in one pass (it may still be read through the tree after all); for tests. */
 export function streamedPage(job: CompiledJob, html: string): boolean {
   const { stream, limits } = job[brand];
-  return stream !== null && streamValues(stream, html, limits, { activity: '' }) !== null;
+  return stream !== null && streamValues(stream, html, limits) !== null;
 }

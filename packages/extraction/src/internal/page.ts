@@ -64,9 +64,6 @@ const bytesOf = (values: readonly string[]): number => {
 };
 const joinedBytes = (values: readonly string[]): number => bytesOf(values) + Math.max(values.length - 1, 0);
 
-/** What a page is doing while a query runs, for the time limit's message. */
-export const running = (label: string): string => `${label} was running`;
-
 /**
  * The values one page's queries give, counted against the page's limits as they arrive, so a
  * hostile page fails early instead of building what the limits forbid. One per page.
@@ -88,7 +85,7 @@ export class PageValues implements ValueSink {
   begin(label: string, join: boolean): void {
     this.column = { label, values: [], joined: join ? new Tally() : null, matched: false };
     this.columns.push(this.column);
-    this.activity = running(label);
+    this.activity = `${label} was running`;
   }
 
   get cap(): number {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { compileCss } from './css.ts';
 import { ExtractionError } from './errors.ts';
-import { compileJob, extractPage, type QuerySpec, streamedPage, withoutStream } from './job.ts';
+import { compileJob, extract, extractPage, type QuerySpec, streamedPage, withoutStream } from './job.ts';
 import { type ExtractionLimits, resolveLimits } from './limits.ts';
 import { streamValues } from './stream.ts';
 import { compileXPath } from './xpath.ts';
@@ -160,24 +160,49 @@ tree:     ${JSON.stringify(tree)}`);
   });
 
   test('is taken for the selectors that look only upwards, and not for the others', () => {
-    expect(compileCss('ul > li.item a[href$=".pdf"], #top::text').streamable).toBe(true);
+    const upward = compileCss('ul > li.item a[href$=".pdf"], #top::text').upward;
+    expect(upward?.map((part) => [part.compounds.length, part.child])).toEqual([
+      [3, [false, true, false]],
+      [1, [false]],
+    ]);
     for (const query of ['li + li', 'li ~ li', 'li:first-child', 'div:has(a)', 'p:not(.x)', '> a'])
-      expect(compileCss(query).streamable).toBe(false);
+      expect(compileCss(query).upward).toBeNull();
     expect(compileXPath('//li[@class="a"]/a/@href').simple).not.toBeNull();
   });
 
   test('gives up on what the tree must settle: too many values, deeply nested matches', () => {
     const limits = resolveLimits({ maxRecords: 5 });
-    const css = compileCss('li');
-    const queries = [{ kind: 'css' as const, css, activity: 'css query "li" was running' }];
-    const activity = { activity: '' };
-    expect(streamValues(queries, '<li>1<li>2<li>3', limits, activity)).toEqual([['1', '2', '3']]);
-    expect(streamValues(queries, '<li>x</li>'.repeat(6), limits, activity)).toEqual([
-      ['x', 'x', 'x', 'x', 'x', 'x'],
-    ]);
-    expect(streamValues(queries, '<li>x</li>'.repeat(7), limits, activity)).toBeNull();
-    const div = [{ kind: 'css' as const, css: compileCss('div'), activity: 'css query "div" was running' }];
-    expect(streamValues(div, '<div>'.repeat(32), resolveLimits({}), activity)).not.toBeNull();
-    expect(streamValues(div, '<div>'.repeat(33), resolveLimits({}), activity)).toBeNull();
+    const css = (query: string) => {
+      const compiled = compileCss(query);
+      return [{ kind: 'css' as const, css: compiled, upward: compiled.upward! }];
+    };
+    const queries = css('li');
+    expect(streamValues(queries, '<li>1<li>2<li>3', limits)).toEqual([['1', '2', '3']]);
+    expect(streamValues(queries, '<li>x</li>'.repeat(6), limits)).toEqual([['x', 'x', 'x', 'x', 'x', 'x']]);
+    expect(streamValues(queries, '<li>x</li>'.repeat(7), limits)).toBeNull();
+    expect(streamValues(css('div'), '<div>'.repeat(32), resolveLimits({}))).not.toBeNull();
+    expect(streamValues(css('div'), '<div>'.repeat(33), resolveLimits({}))).toBeNull();
+  });
+
+  test('matches nested descendant steps as the tree does, each element once: no backtracking', () => {
+    const nested = (depth: number) => `${'<div class="d">'.repeat(depth)}<b>end</b>${'</div>'.repeat(depth)}`;
+    const selectors = [
+      'div div div b',
+      'div > div div > b',
+      'x div div b',
+      'div.d div:not(p) b',
+      '* > * * b::text',
+    ];
+    for (const selector of selectors) {
+      const job = compileJob([{ name: 'v', type: 'css', query: selector }]);
+      expect([selector, extract(job, nested(6))]).toEqual([selector, extract(withoutStream(job), nested(6))]);
+    }
+    // On the tree css-select tries every chain of ancestors: 200 nested divs and six steps that
+    // never match would take years, past the 1 s limit; read in one pass it is one match per element.
+    const hostile = compileJob([{ name: 'v', type: 'css', query: 'x div div div div div div' }], {
+      timeLimitMs: 1000,
+    });
+    expect(streamedPage(hostile, nested(200))).toBe(true);
+    expect(extract(hostile, nested(200))).toEqual([]);
   });
 });

@@ -1,18 +1,19 @@
 import { type ChildNode, Document, Element } from 'domhandler';
 import { type Handler, Parser } from 'htmlparser2';
-import type { CompiledCss } from './css.ts';
+import { type CompiledCss, prefixesOf, type UpwardSelector } from './css.ts';
 import type { ResolvedLimits } from './limits.ts';
-import type { PageValues, ValueSink } from './page.ts';
+import type { ValueSink } from './page.ts';
 import { TextValue, textDataValue } from './values.ts';
 import { maskOf, type SimplePath } from './xpath-simple.ts';
 
 /**
- * A query this pass can evaluate: a css selector that looks only upwards (CompiledCss.streamable),
+ * A query this pass can evaluate: a css selector that looks only upwards (CompiledCss.upward),
  * an XPath within the fast path's subset (xpath-simple.ts), or a regex (read from the text
- * afterwards: nothing to collect here).
+ * afterwards: nothing to collect here). The pass costs time linear in the page for every css and
+ * XPath query it takes (each element is matched once, against masks of its parent's).
  */
 export type StreamQuery =
-  | { readonly kind: 'css'; readonly css: CompiledCss; readonly activity: string }
+  | { readonly kind: 'css'; readonly css: CompiledCss; readonly upward: readonly UpwardSelector[] }
   | { readonly kind: 'xpath'; readonly path: SimplePath }
   | { readonly kind: 'regex' };
 
@@ -44,7 +45,10 @@ class GiveUp extends Error {}
 
 interface Open {
   readonly element: Element;
-  /** Per XPath query: the prefixes of its path this element ends, and those its ancestors end. */
+  /**
+   * Per XPath query and per part of a css selector (a mask slot): the prefixes of its path or
+   * compounds this element ends, and those its proper ancestors end.
+   */
   readonly masks: number[];
   readonly aboves: number[];
 }
@@ -74,9 +78,8 @@ export function streamValues(
   queries: readonly StreamQuery[],
   html: string,
   limits: ResolvedLimits,
-  page: Pick<PageValues, 'activity'>,
 ): StreamedValues | null {
-  const reader = new StreamReader(queries, limits, page);
+  const reader = new StreamReader(queries, limits);
   try {
     new Parser(reader, { decodeEntities: true }).end(html);
   } catch (error) {
@@ -89,8 +92,8 @@ export function streamValues(
 class StreamReader implements Partial<Handler> {
   readonly values: StreamedValues;
   readonly #queries: readonly StreamQuery[];
-  /** Told which query runs while a selector decides (a selector can take long), for the time limit's message. */
-  readonly #page: Pick<PageValues, 'activity'>;
+  /** Per query, its first mask slot (a css query has one per part of its selector). */
+  readonly #slots: number[];
   readonly #cap: number;
   readonly #maxValues: number;
   readonly #maxChars: number;
@@ -101,14 +104,19 @@ class StreamReader implements Partial<Handler> {
   #pendingText: string | null = null;
   #chars = 0;
 
-  constructor(queries: readonly StreamQuery[], limits: ResolvedLimits, page: Pick<PageValues, 'activity'>) {
+  constructor(queries: readonly StreamQuery[], limits: ResolvedLimits) {
     this.#queries = queries;
-    this.#page = page;
     this.values = queries.map(() => []);
+    let slots = 0;
+    this.#slots = queries.map((query) => {
+      const first = slots;
+      slots += query.kind === 'css' ? query.upward.length : 1;
+      return first;
+    });
     this.#cap = Math.min(limits.maxValueBytes, limits.maxTotalBytes);
     this.#maxValues = limits.maxRecords + 1;
     this.#maxChars = limits.maxTotalBytes;
-    const zeros = queries.map(() => 0);
+    const zeros = new Array<number>(slots).fill(0);
     this.#stack = [{ element: new Document([]) as unknown as Element, masks: zeros, aboves: zeros }];
     this.#textQueries = queries.flatMap((query, i) => {
       if (query.kind !== 'xpath' || query.path.output.kind !== 'text') return [];
@@ -126,22 +134,28 @@ class StreamReader implements Partial<Handler> {
     const aboves: number[] = [];
     for (let q = 0; q < this.#queries.length; q++) {
       const query = this.#queries[q]!;
+      const slot = this.#slots[q]!;
       if (query.kind === 'css') {
-        const { css } = query;
-        const activity = this.#page.activity;
-        this.#page.activity = query.activity;
-        const matches = css.matches(element);
-        this.#page.activity = activity;
+        let matches = false;
+        for (let i = 0, s = slot; i < query.upward.length; i++, s++) {
+          const part = query.upward[i]!;
+          const above = parent.aboves[s]! | parent.masks[s]!;
+          const mask = prefixesOf(part, element, parent.masks[s]!, above);
+          masks[s] = mask;
+          aboves[s] = above;
+          if (mask & (1 << (part.compounds.length - 1))) matches = true;
+        }
         if (!matches) continue;
-        if (css.output.kind === 'attr') {
-          if (Object.hasOwn(attribs, css.output.name)) this.#add(q, attribs[css.output.name] ?? '');
-        } else this.#gather(q, element, css.output.kind === 'ownText');
+        const { output } = query.css;
+        if (output.kind === 'attr') {
+          if (Object.hasOwn(attribs, output.name)) this.#add(q, attribs[output.name] ?? '');
+        } else this.#gather(q, element, output.kind === 'ownText');
       } else if (query.kind === 'xpath') {
         const { steps, output } = query.path;
-        const above = parent.aboves[q]! | parent.masks[q]!;
-        const mask = maskOf(steps, element, parent.masks[q]!, above);
-        masks[q] = mask;
-        aboves[q] = above;
+        const above = parent.aboves[slot]! | parent.masks[slot]!;
+        const mask = maskOf(steps, element, parent.masks[slot]!, above);
+        masks[slot] = mask;
+        aboves[slot] = above;
         const last = 1 << (steps.length - 1);
         if (output.kind === 'element') {
           if (mask & last) this.#gather(q, element, false);
@@ -225,7 +239,8 @@ class StreamReader implements Partial<Handler> {
     this.#pendingText = null;
     const parent = this.#stack[this.#stack.length - 1]!;
     for (const { query, last, child } of this.#textQueries) {
-      const selected = child ? parent.masks[query]! : parent.aboves[query]! | parent.masks[query]!;
+      const slot = this.#slots[query]!;
+      const selected = child ? parent.masks[slot]! : parent.aboves[slot]! | parent.masks[slot]!;
       if (selected & last) this.#add(query, textDataValue(data, this.#cap));
     }
   }
