@@ -86,6 +86,14 @@ export class Dispatcher {
     for (const work of this.#works.values()) work.stop('shutdown');
     await this.#loop;
     while (this.#processing.size > 0) await Promise.allSettled([...this.#processing]);
+    await this.#giveBack();
+  }
+
+  /** The places let go since the last look go back to the fleet. */
+  async #giveBack(): Promise<void> {
+    await this.#deps.leases.giveBack().catch((err: Error) => {
+      this.#log.warn({ err: err.message }, 'could not give places back; they expire by themselves');
+    });
   }
 
   async #run(): Promise<void> {
@@ -96,6 +104,7 @@ export class Dispatcher {
       } catch (err) {
         this.#log.warn({ err: (err as Error).message }, 'could not look for work');
       }
+      await this.#giveBack();
       if (this.#stopping) break;
       // Woken while it looked: look again at once.
       if (this.#woken) continue;
@@ -200,7 +209,7 @@ export class Dispatcher {
         } else urls = await this.#frontier.claim(state.runId, places.length, this.#options.leaseMs);
       }
     } finally {
-      await this.#deps.leases.give(work.userId, places.slice(urls.length));
+      this.#deps.leases.letGo(work.userId, places.slice(urls.length));
     }
     if (takeOver && urls.length > 0)
       this.#log.warn({ run_id: state.runId, url: urls[0]!.url }, 'taking over a URL whose worker stopped');
@@ -216,9 +225,7 @@ export class Dispatcher {
     this.#inFlight++;
     const done = work.process(url).finally(async () => {
       this.#inFlight--;
-      await this.#deps.leases.give(work.userId, [place]).catch((err: Error) => {
-        this.#log.warn({ err: err.message }, 'could not give a place back; it expires by itself');
-      });
+      this.#deps.leases.letGo(work.userId, [place]);
       if (work.inFlight === 0 && (this.#stopping || work.stopped)) return void (await this.#idle(work));
       // Claims go in batches (a claim is a transaction): the frontier is looked at again once half
       // a run's places are free here, not at every URL that ends. The look also lets the runs

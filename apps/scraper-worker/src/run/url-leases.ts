@@ -34,8 +34,10 @@ export interface UrlLeaseOptions {
 
 /**
  * A URL in flight holds a place in its user's share of the whole fleet, taken before the URL is
- * claimed and given back when it ends, whatever its outcome. A process that dies keeps none
- * forever: its places expire.
+ * claimed and let go when it ends, whatever its outcome. A place let go stays this process's
+ * until `giveBack` (the dispatcher's next look at the frontier), so that the next claim of the
+ * same user takes it without asking Redis: one round trip per look instead of one per URL. A
+ * process that dies keeps none forever: its places expire.
  */
 export class UrlLeases {
   readonly #redis: Redis;
@@ -46,6 +48,8 @@ export class UrlLeases {
   #next = 0;
   /** Places held by this process, by user. */
   readonly #held = new Map<string, Set<string>>();
+  /** Places held but let go, by user: the next take reuses them. */
+  readonly #spare = new Map<string, string[]>();
 
   constructor(redis: Redis, prefix: string, options: UrlLeaseOptions) {
     this.#redis = redis;
@@ -65,7 +69,11 @@ export class UrlLeases {
 
   /** Takes up to `count` places in a user's share of the fleet; as many as are free. */
   async take(userId: string, count: number): Promise<string[]> {
-    const wanted = Array.from({ length: count }, () => `${this.#process}:${this.#next++}`);
+    const spare = this.#spare.get(userId) ?? [];
+    const reused = spare.splice(0, count);
+    if (spare.length === 0) this.#spare.delete(userId);
+    if (reused.length === count) return reused;
+    const wanted = Array.from({ length: count - reused.length }, () => `${this.#process}:${this.#next++}`);
     const taken = Number(
       await this.#redis.eval(TAKE, 1, this.#userKey(userId), this.#maxPerUser, this.#leaseMs, ...wanted),
     );
@@ -73,16 +81,29 @@ export class UrlLeases {
     const held = this.#held.get(userId) ?? new Set();
     for (const place of places) held.add(place);
     if (held.size > 0) this.#held.set(userId, held);
-    return places;
+    return [...reused, ...places];
   }
 
-  /** Gives places back. */
-  async give(userId: string, places: readonly string[]): Promise<void> {
+  /** Lets places go: they stay held (and renewed) until `giveBack`, for the next take of the user. */
+  letGo(userId: string, places: readonly string[]): void {
     if (places.length === 0) return;
-    const held = this.#held.get(userId);
-    for (const place of places) held?.delete(place);
-    if (held?.size === 0) this.#held.delete(userId);
-    await this.#redis.zrem(this.#userKey(userId), ...places);
+    const spare = this.#spare.get(userId) ?? [];
+    spare.push(...places);
+    this.#spare.set(userId, spare);
+  }
+
+  /** Gives every place let go back to the fleet, one round trip per user. */
+  async giveBack(): Promise<void> {
+    const spare = [...this.#spare];
+    this.#spare.clear();
+    await Promise.all(
+      spare.map(async ([userId, places]) => {
+        const held = this.#held.get(userId);
+        for (const place of places) held?.delete(place);
+        if (held?.size === 0) this.#held.delete(userId);
+        await this.#redis.zrem(this.#userKey(userId), ...places);
+      }),
+    );
   }
 
   /** Extends every place this process holds. */
