@@ -197,6 +197,18 @@ tree:     ${JSON.stringify(tree)}`);
       const job = compileJob([{ name: 'v', type: 'css', query: selector }]);
       expect([selector, extract(job, nested(6))]).toEqual([selector, extract(withoutStream(job), nested(6))]);
     }
+    // Names as css-select compares them: lower case, so an SVG element kept in camel case never matches.
+    const svg = '<svg><clipPath id="c"><rect id="r"/></clipPath></svg><DIV id="d"><b>x</b></DIV>';
+    for (const selector of [
+      'DIV > B',
+      'svg clippath rect::attr(id)',
+      'clipPath::attr(id)',
+      'svg > *::attr(id)',
+    ]) {
+      const job = compileJob([{ name: 'v', type: 'css', query: selector }]);
+      expect(streamedPage(job, svg)).toBe(true);
+      expect([selector, extract(job, svg)]).toEqual([selector, extract(withoutStream(job), svg)]);
+    }
     // On the tree css-select tries every chain of ancestors: 200 nested divs and six steps that
     // never match would take years, past the 1 s limit; read in one pass it is one match per element.
     const hostile = compileJob([{ name: 'v', type: 'css', query: 'x div div div div div div' }], {
