@@ -243,8 +243,11 @@ export class Dispatcher {
     this.#works.delete(work.runId);
     work.close();
     const end = work.end;
+    const unstored = work.held().length;
     try {
       await work.flush();
+      // What it stored may be the URLs the run goes on with (a crawl's links): look again now.
+      if (unstored > 0 && end === 'idle' && !this.#stopping) this.wake();
     } catch (err) {
       if (end === 'cancel' || end === 'shutdown') {
         this.#log.warn(
