@@ -45,6 +45,24 @@ describe('JobRateLimiter', () => {
     }
   });
 
+  it('takes a new slot when the answer for a slot due now is read past the next one', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const limiter = new JobRateLimiter(redis, prefix.prefix);
+      await limiter.acquire('job_held', 600); // now; the next slot is 100 ms on
+      await new Promise((r) => setTimeout(r, 150)); // so the next one is due at once
+      const granted = limiter.acquire('job_held', 600);
+      const heldUntil = Date.now() + 400;
+      while (Date.now() < heldUntil); // held up before it reads Redis's answer
+      await granted;
+      const asked = Date.now();
+      await limiter.acquire('job_held', 600);
+      expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('gives separate jobs separate budgets, and aborts a wait at once', async () => {
     const redis = new Redis(REDIS_URL);
     try {

@@ -62,11 +62,10 @@ export class JobRateLimiter {
         maxWaitMs,
       )) as [number, number];
       if (!taken) return asked + wait;
-      if (wait <= 0) return null;
-      await sleep(wait, signal);
-      // A process held up while it waited (a long pause, a stopped container, a starved CPU)
-      // wakes after the next slot, which may be another worker's start now: it takes one new
-      // slot instead. Once only, so that a process that is merely slow is never starved.
+      if (wait > 0) await sleep(wait, signal);
+      // A process held up while it asked or waited (a long pause, a stopped container, a starved
+      // CPU) goes on after the next slot, which may be another worker's start now: it takes one
+      // new slot instead. Once only, so that a process that is merely slow is never starved.
       if (attempt > 0 || Date.now() - (asked + wait) <= interval) return null;
     }
   }
