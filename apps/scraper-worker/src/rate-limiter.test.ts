@@ -4,7 +4,12 @@ import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 
 const prefix = testPrefix();
-afterAll(() => prefix.cleanup());
+const redis = new Redis(REDIS_URL);
+const limiter = new JobRateLimiter(redis, prefix.prefix);
+afterAll(async () => {
+  await prefix.cleanup();
+  redis.disconnect();
+});
 
 const CHILD = new URL('../../../test/fixtures/limiter-child.ts', import.meta.url).pathname;
 
@@ -26,76 +31,52 @@ describe('JobRateLimiter', () => {
   });
 
   it('takes a new slot when it wakes up past the next one, as a paused process would', async () => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      const limiter = new JobRateLimiter(redis, prefix.prefix);
-      await limiter.acquire('job_late', 600); // now; the next slot is 100 ms on
-      const second = limiter.acquire('job_late', 600);
-      await new Promise((r) => setTimeout(r, 20)); // granted, and waiting for its slot
-      const heldUntil = Date.now() + 400;
-      while (Date.now() < heldUntil); // this process is held up past that slot
-      await second;
-      // Starting in the stale slot would leave the budget behind, and the next start would follow
-      // at once: a burst. With a new slot the next one waits its 100 ms.
-      const asked = Date.now();
-      await limiter.acquire('job_late', 600);
-      expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
-    } finally {
-      redis.disconnect();
-    }
+    await limiter.acquire('job_late', 600); // now; the next slot is 100 ms on
+    const second = limiter.acquire('job_late', 600);
+    await new Promise((r) => setTimeout(r, 20)); // granted, and waiting for its slot
+    const heldUntil = Date.now() + 400;
+    while (Date.now() < heldUntil); // this process is held up past that slot
+    await second;
+    // Starting in the stale slot would leave the budget behind, and the next start would follow
+    // at once: a burst. With a new slot the next one waits its 100 ms.
+    const asked = Date.now();
+    await limiter.acquire('job_late', 600);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
   });
 
   it('takes a new slot when the answer for a slot due now is read past the next one', async () => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      const limiter = new JobRateLimiter(redis, prefix.prefix);
-      await limiter.acquire('job_held', 600); // now; the next slot is 100 ms on
-      await new Promise((r) => setTimeout(r, 150)); // so the next one is due at once
-      const granted = limiter.acquire('job_held', 600);
-      const heldUntil = Date.now() + 400;
-      while (Date.now() < heldUntil); // held up before it reads Redis's answer
-      await granted;
-      const asked = Date.now();
-      await limiter.acquire('job_held', 600);
-      expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
-    } finally {
-      redis.disconnect();
-    }
+    await limiter.acquire('job_held', 600); // now; the next slot is 100 ms on
+    await new Promise((r) => setTimeout(r, 150)); // so the next one is due at once
+    const granted = limiter.acquire('job_held', 600);
+    const heldUntil = Date.now() + 400;
+    while (Date.now() < heldUntil); // held up before it reads Redis's answer
+    await granted;
+    const asked = Date.now();
+    await limiter.acquire('job_held', 600);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
   });
 
   it('gives separate jobs separate budgets, and aborts a wait at once', async () => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      const limiter = new JobRateLimiter(redis, prefix.prefix);
-      const started = Date.now();
-      await limiter.acquire('job_a', 1);
-      await limiter.acquire('job_b', 1);
-      expect(Date.now() - started).toBeLessThan(500);
-      const controller = new AbortController();
-      setTimeout(() => controller.abort('cancel'), 100);
-      await expect(limiter.acquire('job_a', 1, controller.signal)).rejects.toBe('cancel');
-      expect(Date.now() - started).toBeLessThan(1_000);
-    } finally {
-      redis.disconnect();
-    }
+    const started = Date.now();
+    await limiter.acquire('job_a', 1);
+    await limiter.acquire('job_b', 1);
+    expect(Date.now() - started).toBeLessThan(500);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort('cancel'), 100);
+    await expect(limiter.acquire('job_a', 1, controller.signal)).rejects.toBe('cancel');
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('takes no slot further away than the caller will wait, and says when it comes', async () => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      const limiter = new JobRateLimiter(redis, prefix.prefix);
-      // 6 a minute: one start every 10 s.
-      expect(await limiter.acquire('job_slow', 6, undefined, 1_000)).toBeNull();
-      const asked = Date.now();
-      const later = await limiter.acquire('job_slow', 6, undefined, 1_000);
-      expect(Date.now() - asked).toBeLessThan(500);
-      expect(later).toBeGreaterThanOrEqual(asked + 9_000);
-      expect(later).toBeLessThanOrEqual(asked + 10_500);
-      // Nothing was taken: the slot it named is still the next one.
-      const again = await limiter.acquire('job_slow', 6, undefined, 1_000);
-      expect(Math.abs(again! - later!)).toBeLessThan(200);
-    } finally {
-      redis.disconnect();
-    }
+    // 6 a minute: one start every 10 s.
+    expect(await limiter.acquire('job_slow', 6, undefined, 1_000)).toBeNull();
+    const asked = Date.now();
+    const later = await limiter.acquire('job_slow', 6, undefined, 1_000);
+    expect(Date.now() - asked).toBeLessThan(500);
+    expect(later).toBeGreaterThanOrEqual(asked + 9_000);
+    expect(later).toBeLessThanOrEqual(asked + 10_500);
+    // Nothing was taken: the slot it named is still the next one.
+    const again = await limiter.acquire('job_slow', 6, undefined, 1_000);
+    expect(Math.abs(again! - later!)).toBeLessThan(200);
   });
 });

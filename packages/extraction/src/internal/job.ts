@@ -108,24 +108,23 @@ export interface PageExtraction {
 export function extractPage(job: CompiledJob, html: string, links?: LinkOptions): PageExtraction {
   const { queries, needsDom, stream, linear, limits } = job[brand];
   const linksNeedTree = links !== undefined && linksNeedDom(links.compiled);
+  const page = new PageValues(limits);
   // Read in one pass, a page costs time linear in its size whatever its queries: it needs no
   // watchdog thread (a page's size is bounded where it is fetched; a thread pool running
   // extraction still ends a thread past the time limit).
-  const streamedAtOnce = linear && links === undefined ? streamValues(stream!, html, limits) : null;
+  const unwatched = linear && links === undefined;
+  const streamedAtOnce = unwatched ? streamValues(stream!, html, limits) : null;
   if (streamedAtOnce) {
-    const page = new PageValues(limits);
     const records = evaluateRecords(queries, page, (_query, i) => {
       pushStreamed(stream![i]!, streamedAtOnce[i]!, page);
     });
     return { records, links: [] };
   }
-  const page = new PageValues(limits);
   try {
     // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
     // RegExp alike, and costs one thread start per page instead of one per query.
     return runWithTimeLimit(() => {
-      const tryStream = stream && !linksNeedTree && !(linear && links === undefined);
-      const streamed = tryStream ? streamValues(stream, html, limits) : null;
+      const streamed = stream && !linksNeedTree && !unwatched ? streamValues(stream, html, limits) : null;
       const root = streamed === null && (needsDom || linksNeedTree) ? parseHtml(html) : null;
       const records = evaluateRecords(queries, page, (query, i) => {
         if (query.type === 'regex') evaluateRegex(query.regex, html, page);
