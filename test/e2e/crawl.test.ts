@@ -393,28 +393,41 @@ describe('crawls (docs/api.md §11, §12)', () => {
 
   it('spreads one crawl over three workers, and loses no URL and stores no page twice when one is killed', async () => {
     const PAGES = 300;
+    const DOOMED_AGENT = `${USER_AGENT} doomed`;
     const children = (n: number) => [2 * n + 1, 2 * n + 2].filter((k) => k < PAGES).map((k) => `/t/${k}`);
+    // While `holding`, the site answers nobody: the worker to be killed is then surely killed
+    // with URLs in hand, which the others must take over.
+    let holding = false;
+    const held: { agent: string; answer: () => void }[] = [];
     const slow = await startSite((req, res) => {
       const m = req.url?.match(/^\/t\/(\d+)$/);
       if (!m) return false;
-      setTimeout(() => {
+      const answer = () => {
         const n = Number(m[1]);
         res.setHeader('Content-Type', 'text/html');
         res.end(page(`T${n}`, children(n)).body);
-      }, 40);
+      };
+      if (holding) held.push({ agent: String(req.headers['user-agent']), answer });
+      else setTimeout(answer, 40);
       return true;
     });
     sites.push(slow);
     const fleet: Proc[] = [];
-    for (let i = 0; i < 3; i++)
-      fleet.push(await startWorker({ LOG_LEVEL: 'debug', RUN_URL_CONCURRENCY: '4' }));
+    for (const agent of [DOOMED_AGENT, USER_AGENT, USER_AGENT])
+      fleet.push(
+        await startWorker({ LOG_LEVEL: 'debug', RUN_URL_CONCURRENCY: '4', SCRAPER_USER_AGENT: agent }),
+      );
     const { jobId, runId } = await runCrawl(`${slow.url}/t/0`, crawl({ max_depth: 20, max_pages: 1000 }));
     const claimedBy = (w: Proc) => w.logs.some((l) => l.msg === 'claimed URLs' && l.run_id === runId);
     await until(async () => fleet.every(claimedBy) || null, 20_000);
     await until(
       async () => (await tdb.db.runUrl.count({ where: { runId, status: 'success' } })) >= 60 || null,
     );
+    holding = true;
+    await until(async () => held.some((h) => h.agent === DOOMED_AGENT) || null);
     await fleet[0]!.kill('SIGKILL');
+    holding = false;
+    for (const h of held.splice(0)) h.answer();
     const run = await ended(runId, 60_000);
     expect(run).toEqual(
       expect.objectContaining({
