@@ -267,5 +267,14 @@ describe('RunAnalysis: health', () => {
       expect.objectContaining({ code: 'RECORDS_DROP', query: null, message: expect.stringContaining('10') }),
     ]);
     expect((await analysis.analyze(await endedRun(jobId, rows(5))))?.health.status).toBe('ok');
+    // However many runs failed since: the last five successful ones are 5, 4, 2, 10, 10 (median 5).
+    for (let i = 0; i < 60; i++) await endedRun(jobId, [], 'failed');
+    const after = await analysis.analyze(await endedRun(jobId, rows(2)));
+    expect(after?.health.reasons).toEqual([
+      expect.objectContaining({
+        code: 'RECORDS_DROP',
+        message: expect.stringContaining('median (5) of the last 5'),
+      }),
+    ]);
   });
 });

@@ -92,10 +92,9 @@ export class RunAnalysis {
       const run = rows[0];
       if (!run) return null;
       const names = (run.settings?.queries ?? run.queries).map((q) => q.name);
-      const earlier = await this.#earlier(client, run);
+      const { previous, history } = await this.#earlier(client, run);
       const matches = await queryMatches(client, run.id, names);
-      const previous = earlier[0] ?? null;
-      const health = await this.#health(client, run, names, matches, previous, earlier);
+      const health = await this.#health(client, run, names, matches, previous, history);
       const tracking = run.change_tracking;
       const base = tracking ? previous : null;
       const changes = tracking ? await compare(client, run.id, base?.id ?? null, tracking.key, names) : null;
@@ -134,18 +133,31 @@ export class RunAnalysis {
     });
   }
 
-  /** The job's runs that ended `success` or `failed` before this one, latest first. */
-  async #earlier(client: pg.PoolClient, run: EndedRun): Promise<EarlierRun[]> {
-    const { rows } = await client.query<EarlierRun>({
+  /**
+   * The job's run that ended `success` or `failed` latest before this one, and the record counts
+   * of its last HISTORY successful runs before this one, latest first (however many failed between).
+   */
+  async #earlier(
+    client: pg.PoolClient,
+    run: EndedRun,
+  ): Promise<{ previous: EarlierRun | null; history: number[] }> {
+    const before = (status: string, limit: number) =>
+      `SELECT e.id, e.status, e.results_count, e.query_matches
+         FROM runs r JOIN runs e ON e.job_id = r.job_id
+        WHERE r.id = $1 AND e.status IN (${status}) AND NOT e.deleting
+          AND (e.finished_at, e.id) < (r.finished_at, r.id)
+        ORDER BY e.finished_at DESC, e.id DESC LIMIT ${limit}`;
+    const { rows } = await client.query<EarlierRun & { latest: boolean }>({
       name: 'analysis-earlier',
-      text: `SELECT e.id, e.status, e.results_count, e.query_matches
-               FROM runs r JOIN runs e ON e.job_id = r.job_id
-              WHERE r.id = $1 AND e.status IN ('success', 'failed') AND NOT e.deleting
-                AND (e.finished_at, e.id) < (r.finished_at, r.id)
-              ORDER BY e.finished_at DESC, e.id DESC LIMIT ${HISTORY * 10}`,
+      text: `SELECT *, true AS latest FROM (${before(`'success', 'failed'`, 1)}) p
+             UNION ALL
+             SELECT *, false FROM (${before(`'success'`, HISTORY)}) h`,
       values: [run.id],
     });
-    return rows;
+    return {
+      previous: rows.find((row) => row.latest) ?? null,
+      history: rows.filter((row) => !row.latest).map((row) => row.results_count),
+    };
   }
 
   /**
@@ -159,7 +171,7 @@ export class RunAnalysis {
     names: readonly string[],
     matches: Record<string, number>,
     previous: EarlierRun | null,
-    earlier: readonly EarlierRun[],
+    history: readonly number[],
   ): Promise<RunHealth> {
     const reasons: RunHealth['reasons'] = [];
     if (run.successful_urls > 0) {
@@ -176,10 +188,6 @@ export class RunAnalysis {
         });
       }
     }
-    const history = earlier
-      .filter((r) => r.status === 'success')
-      .slice(0, HISTORY)
-      .map((r) => r.results_count);
     if (history.length >= MIN_HISTORY) {
       const median = medianOf(history);
       if (run.results_count < median / 2)
