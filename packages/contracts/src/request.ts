@@ -21,27 +21,35 @@ const LINE_BREAK = 'must not contain CR or LF';
 
 const headerValue = z.string().max(4096).refine(noLineBreak, LINE_BREAK);
 
-const headersSchema = z.record(z.string(), headerValue).superRefine((headers, ctx) => {
-  const names = Object.keys(headers);
-  if (names.length > MAX_HEADERS)
-    ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_HEADERS} headers` });
-  const seen = new Set<string>();
-  for (const name of names) {
-    const lower = name.toLowerCase();
-    let message: string | null = null;
-    if (!TOKEN.test(name)) message = 'is not a valid header name (RFC 9110 token)';
-    else if (REFUSED.has(lower) || lower.startsWith('proxy-'))
-      message =
-        lower === 'authorization'
-          ? 'may not be set here: use basic_auth'
-          : lower === 'cookie'
-            ? 'may not be set here: use cookies'
-            : 'may not be set: the service sets it';
-    else if (seen.has(lower)) message = 'is given twice (names are case-insensitive)';
-    seen.add(lower);
-    if (message) ctx.addIssue({ code: 'custom', path: [name], message });
-  }
-});
+// A record schema skips a `__proto__` key without a word: refused here, at its path, instead.
+const headersSchema = z.preprocess(
+  (headers, ctx) => {
+    if (typeof headers === 'object' && headers !== null && Object.hasOwn(headers, '__proto__'))
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'is not accepted as a header name' });
+    return headers;
+  },
+  z.record(z.string(), headerValue).superRefine((headers, ctx) => {
+    const names = Object.keys(headers);
+    if (names.length > MAX_HEADERS)
+      ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_HEADERS} headers` });
+    const seen = new Set<string>();
+    for (const name of names) {
+      const lower = name.toLowerCase();
+      let message: string | null = null;
+      if (!TOKEN.test(name)) message = 'is not a valid header name (RFC 9110 token)';
+      else if (REFUSED.has(lower) || lower.startsWith('proxy-'))
+        message =
+          lower === 'authorization'
+            ? 'may not be set here: use basic_auth'
+            : lower === 'cookie'
+              ? 'may not be set here: use cookies'
+              : 'may not be set: the service sets it';
+      else if (seen.has(lower)) message = 'is given twice (names are case-insensitive)';
+      seen.add(lower);
+      if (message) ctx.addIssue({ code: 'custom', path: [name], message });
+    }
+  }),
+);
 
 const cookieSchema = z.strictObject({
   name: z.string().min(1).max(256).regex(TOKEN, 'must be a cookie name (RFC 6265 token)'),

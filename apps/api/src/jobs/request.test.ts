@@ -142,6 +142,7 @@ describe('the request field', () => {
     ],
     ['a user name with :', { basic_auth: { username: 'a:b', password: 'p' } }, 'request.basic_auth.username'],
     ['a long user agent', { user_agent: 'u'.repeat(513) }, 'request.user_agent'],
+    ['a header named __proto__', { headers: JSON.parse('{"__proto__":"x"}') }, 'request.headers.__proto__'],
     ['an unknown field', { header: {} }, 'request.header'],
   ])('refuses %s with a 400 at its path', async (_, request, path) => {
     const res = await alice.post('/jobs', validJob({ request }));
