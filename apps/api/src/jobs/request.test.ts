@@ -91,7 +91,8 @@ describe('the request field', () => {
     expect(openRequest(box, id, await stored(id))).toEqual({
       headers: { 'x-api-key': 'key-one-secret', 'Accept-Language': 'de-CH', 'X-New': 'new-secret' },
       cookies: [
-        { name: 'session', value: 'cookie-secret-1', domain: 'example.com', hostOnly: false, path: '/' },
+        // Read back with its default domain and the mask, a host-only cookie stays host-only.
+        { name: 'session', value: 'cookie-secret-1', domain: 'example.com', hostOnly: true, path: '/' },
         { name: 'theme', value: 'dark', domain: 'example.com', hostOnly: false, path: '/shop' },
       ],
       basic_auth: { username: 'grace', password: 'pass-secret-1' },

@@ -73,7 +73,8 @@ export function sealRequest(
         name: c.name,
         value: seal(c.value, kept?.value),
         domain,
-        host_only: c.domain === null,
+        // The detail shows the default domain (the host); sent back with the mask, it stays host-only.
+        host_only: c.domain === null || (c.value === SECRET_MASK && kept?.host_only === true),
         path: c.path,
       };
     }),
