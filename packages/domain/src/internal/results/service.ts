@@ -127,7 +127,8 @@ export class ResultsService {
     if (position && opts.runId !== undefined && position.runId !== opts.runId)
       throw validationError({ cursor: 'belongs to another run than run_id' });
     let run: RunModel | null;
-    if (position) {
+    // With run_id, a run that is gone is a 404 whatever the cursor; without, the cursor is wrong.
+    if (position && opts.runId === undefined) {
       run = await this.#findRun(job.id, position.runId);
       if (!run) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
     } else run = await this.#pickRun(job.id, opts.runId);

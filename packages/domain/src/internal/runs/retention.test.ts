@@ -146,6 +146,9 @@ describe('RetentionSweep', () => {
     const jobId = await newJob({ retentionDays: 1 });
     const gone = await endedRun(jobId, 5);
     const latest = await endedRun(jobId, 4);
+    const results = new ResultsService(tdb.db);
+    const cursor = (await results.list(owner(), jobId, { runId: gone, limit: 2 })).nextCursor ?? undefined;
+    expect(cursor).toBeDefined();
     // What a sweep killed after its first batch leaves: the run marked, part of its rows deleted.
     await tdb.db.run.update({ where: { id: gone }, data: { deleting: true } });
     await tdb.db.$executeRaw`DELETE FROM result_pages WHERE run_id = ${gone} AND url_index < 5`;
@@ -161,8 +164,10 @@ describe('RetentionSweep', () => {
     );
     await expect(jobs.getRun(owner(), jobId, gone)).rejects.toThrow(/not found/);
     expect((await jobs.listRuns(owner(), jobId, { limit: 10 })).items.map((r) => r.id)).toEqual([latest]);
-    const results = new ResultsService(tdb.db);
     await expect(results.list(owner(), jobId, { runId: gone, limit: 10 })).rejects.toThrow(/not found/);
+    await expect(results.list(owner(), jobId, { runId: gone, limit: 10, cursor })).rejects.toThrow(
+      /not found/,
+    );
     expect((await results.list(owner(), jobId, { limit: 10 })).runId).toBe(latest);
 
     const swept = await new RetentionSweep(tdb.db, { defaultDays: 0 }).sweep();
