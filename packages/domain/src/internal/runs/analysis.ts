@@ -42,7 +42,6 @@ interface EndedRun {
 /** A run of the job that ended before, for the base run and the history of counts. */
 interface EarlierRun {
   id: string;
-  status: 'success' | 'failed';
   results_count: number;
   query_matches: Record<string, number> | null;
 }
@@ -142,7 +141,7 @@ export class RunAnalysis {
     run: EndedRun,
   ): Promise<{ previous: EarlierRun | null; history: number[] }> {
     const before = (status: string, limit: number) =>
-      `SELECT e.id, e.status, e.results_count, e.query_matches
+      `SELECT e.id, e.results_count, e.query_matches
          FROM runs r JOIN runs e ON e.job_id = r.job_id
         WHERE r.id = $1 AND e.status IN (${status}) AND NOT e.deleting
           AND (e.finished_at, e.id) < (r.finished_at, r.id)
