@@ -117,6 +117,50 @@ describe('SandboxPool', () => {
     expect(await third).toBe(3);
   });
 
+  // `abort(0)` and the like: a reason that is falsy must still reject, never resolve undefined.
+  const falsyReasons = [0, '', null, false];
+
+  it.each(falsyReasons)(
+    'rejects with an AbortError a task aborted with reason %p before it starts',
+    async (reason) => {
+      const p = pool({ threads: 1, timeLimitMs: 10_000 });
+      const running = p.run('alice', { kind: 'sleep', ms: 300 });
+      const [ahead, queued, early] = [new AbortController(), new AbortController(), new AbortController()];
+      const sentAhead = p.run('alice', { kind: 'echo', value: 'ahead' }, { signal: ahead.signal });
+      const waiting = p.run('alice', { kind: 'echo', value: 'queued' }, { signal: queued.signal });
+      expect(p.stats()).toEqual({ busy: 1, queued: 2, threads: 1, started: 1 });
+      ahead.abort(reason);
+      queued.abort(reason);
+      early.abort(reason);
+      const settled = await Promise.allSettled([
+        sentAhead,
+        waiting,
+        p.run('alice', { kind: 'echo', value: 1 }, { signal: early.signal }),
+      ]);
+      const aborted = expect.objectContaining({
+        name: 'AbortError',
+        message: `The task was aborted (${String(reason)})`,
+      });
+      expect(settled).toEqual(Array(3).fill({ status: 'rejected', reason: aborted }));
+      expect(await running).toBe('slept');
+    },
+  );
+
+  it.each(falsyReasons)(
+    'rejects with an AbortError a task aborted with reason %p while it runs',
+    async (reason) => {
+      const p = pool({ threads: 1, timeLimitMs: 10_000 });
+      const controller = new AbortController();
+      const spin = p.run('alice', { kind: 'spin' }, { signal: controller.signal });
+      await new Promise((r) => setTimeout(r, 50));
+      controller.abort(reason);
+      await expect(spin).rejects.toEqual(
+        expect.objectContaining({ name: 'AbortError', message: `The task was aborted (${String(reason)})` }),
+      );
+      expect(await p.run('alice', { kind: 'echo', value: 'after' })).toBe('after');
+    },
+  );
+
   it('ends a whole queue sharing one aborted signal without starting a thread for any of them', async () => {
     const ended: string[] = [];
     const p = new SandboxPool<unknown, unknown>({

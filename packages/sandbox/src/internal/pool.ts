@@ -119,7 +119,7 @@ export class SandboxPool<In, Out> {
   ): Promise<Out> {
     if (this.#closed) return Promise.reject(new Error('the sandbox pool is closed'));
     const { signal } = opts;
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<Out>((resolve, reject) => {
       const task: Task = {
         owner,
@@ -138,12 +138,12 @@ export class SandboxPool<In, Out> {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const task of this.#queue.splice(0)) this.#settle(task, new Error('the sandbox pool is closed'));
+    for (const task of this.#queue.splice(0)) this.#fail(task, new Error('the sandbox pool is closed'));
     await Promise.all(
       [...this.#threads].map((thread) => {
         thread.ending = 'close';
         for (const sent of this.#clear(thread))
-          this.#settle(sent.task, new Error('the sandbox pool is closed'));
+          this.#fail(sent.task, new Error('the sandbox pool is closed'));
         return thread.worker.terminate();
       }),
     );
@@ -278,9 +278,9 @@ export class SandboxPool<In, Out> {
       if (thread.sent.length > 0) this.#begin(thread);
       else thread.worker.unref();
       if (!sent.dropped) {
-        if (reply.ok) this.#settle(sent.task, null, reply.value);
+        if (reply.ok) this.#succeed(sent.task, reply.value);
         else if ('error' in reply)
-          this.#settle(sent.task, new TaskError(reply.error.name, reply.error.message, reply.error.fields));
+          this.#fail(sent.task, new TaskError(reply.error.name, reply.error.message, reply.error.fields));
       }
       this.#dispatch();
     });
@@ -326,9 +326,9 @@ export class SandboxPool<In, Out> {
     if (why !== 'abort') this.#options.onThreadEnd?.(why);
     const error =
       why === 'abort' ? new SandboxError('crash', 'its thread was ended') : new SandboxError(why, message);
-    if (task) this.#settle(task, why === 'abort' ? task.signal?.reason : error);
+    if (task) this.#fail(task, why === 'abort' ? abortReason(task.signal) : error);
     // A task sent ahead that had started: the thread ran it when it was ended.
-    for (const other of started) this.#settle(other, error);
+    for (const other of started) this.#fail(other, error);
     this.#queue.unshift(...waiting);
     if (!this.#closed) this.#dispatch();
   }
@@ -337,7 +337,7 @@ export class SandboxPool<In, Out> {
     const queued = this.#queue.indexOf(task);
     if (queued >= 0) {
       this.#queue.splice(queued, 1);
-      this.#settle(task, task.signal?.reason);
+      this.#fail(task, abortReason(task.signal));
       return;
     }
     for (const thread of this.#threads) {
@@ -352,14 +352,27 @@ export class SandboxPool<In, Out> {
       const sent = thread.sent[index]!;
       this.#takeBackOne(thread, sent);
       sent.dropped = true;
-      this.#settle(task, task.signal?.reason);
+      this.#fail(task, abortReason(task.signal));
       return;
     }
   }
 
-  #settle(task: Task, err: unknown, value?: unknown): void {
+  #succeed(task: Task, value: unknown): void {
     task.signal?.removeEventListener('abort', task.onAbort);
-    if (err) task.reject(err);
-    else task.resolve(value);
+    task.resolve(value);
   }
+
+  #fail(task: Task, err: unknown): void {
+    task.signal?.removeEventListener('abort', task.onAbort);
+    task.reject(err);
+  }
+}
+
+/**
+ * What an aborted task rejects with: the signal's reason, as fetch() does, unless it is falsy
+ * (`abort(0)`, `abort(null)`): a caller checking `if (err)` would take that for no error at all.
+ */
+function abortReason(signal: AbortSignal | undefined): unknown {
+  const reason: unknown = signal?.reason;
+  return reason || new DOMException(`The task was aborted (${String(reason)})`, 'AbortError');
 }
