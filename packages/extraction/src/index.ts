@@ -9,7 +9,7 @@ export {
   type PageExtraction,
   type QuerySpec,
 } from './internal/job.ts';
-export { DEFAULT_EXTRACTION_LIMITS, type ExtractionLimits } from './internal/limits.ts';
+export { DEFAULT_EXTRACTION_LIMITS, type ExtractionLimits, MAX_RECORDS_LIMIT } from './internal/limits.ts';
 export { type CompiledLinks, compileLinks, type LinkOptions } from './internal/links.ts';
 export {
   type CompileOptions,

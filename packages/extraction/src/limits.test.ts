@@ -5,6 +5,7 @@ import {
   ExtractionError,
   type ExtractionLimits,
   extract,
+  MAX_RECORDS_LIMIT,
   type QuerySpec,
 } from './index.ts';
 
@@ -158,6 +159,16 @@ describe('the records limit of a page', () => {
     expect(values('css', 'li', items(2), { maxRecords: 2 })).toEqual(['x', 'x']);
     expect(failure([{ name: 'v', type: 'css', query: 'li' }], items(3), { maxRecords: 2 }).message).toBe(
       'css query "v" gave more than 2 matches, over the limit of 2 records per page',
+    );
+  });
+
+  // The view `results` numbers a page's records in 14 bits; a larger page would give two of a
+  // run's records one seq (prisma/migrations/20261201120000_result_pages).
+  test('cannot be set past 2^14 records, the most a stored page can hold', () => {
+    expect(MAX_RECORDS_LIMIT).toBe(2 ** 14);
+    expect(values('css', 'li', items(2 ** 14), { maxRecords: MAX_RECORDS_LIMIT })).toHaveLength(2 ** 14);
+    expect(() => compileJob([{ name: 'v', type: 'css', query: 'li' }], { maxRecords: 20_000 })).toThrow(
+      new RangeError('maxRecords must be at most 16384 (the records a stored page can hold), got 20000'),
     );
   });
 });

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ChangeTypeName, DownloadFormat } from '@scrapejobs/contracts';
 import { type Database, isId, Prisma, type RunModel, recordId } from '@scrapejobs/db';
+import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import { AppError, notFound, validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
 import { DOWNLOADS } from './formats/index.ts';
@@ -71,10 +72,16 @@ interface Position {
 }
 
 // A cursor names its run too, so following it never drifts to a run that ended in the meantime.
+// Its row is at most a page's length, and no page holds more records than extraction may give.
 const encodeCursor = (p: Position) => Buffer.from(`${p.runId}:${p.seq}:${p.row}`).toString('base64url');
 function decodeCursor(cursor: string): Position {
   const [runId = '', seq = '', row = ''] = Buffer.from(cursor, 'base64url').toString().split(':');
-  if (!isId('run', runId) || !/^\d{1,18}$/.test(seq) || !/^\d{1,5}$/.test(row))
+  if (
+    !isId('run', runId) ||
+    !/^\d{1,18}$/.test(seq) ||
+    !/^\d{1,5}$/.test(row) ||
+    Number(row) > MAX_RECORDS_LIMIT
+  )
     throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
   return { runId, seq: BigInt(seq), row: Number(row) };
 }
