@@ -222,6 +222,24 @@ describe('RunAnalysis: changes', () => {
     expect((await analysis.analyze(runId))?.changes?.added).toBe(2);
     expect(await analysis.due(1000)).not.toContain(runId);
   });
+
+  it('gives a due run up unanalysed, unless another process has it now', async () => {
+    const runId = await endedRun(await newJob(['sku']), [item('1', '10')]);
+    const other = await tdb.db.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+      expect(await analysis.abandon(runId)).toBe(false);
+      await other.query('COMMIT');
+    } finally {
+      other.release();
+    }
+    expect(await analysis.abandon(runId)).toBe(true);
+    const run = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toEqual(expect.objectContaining({ analysisDue: false, changes: null, health: null }));
+    expect(await analysis.abandon(runId)).toBe(false);
+    expect(await analysis.analyze(runId)).toBeNull();
+  });
 });
 
 describe('RunAnalysis: health', () => {

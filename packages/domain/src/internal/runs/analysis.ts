@@ -133,6 +133,21 @@ export class RunAnalysis {
   }
 
   /**
+   * Takes a due run out of analysis without analysing it (its analysis keeps failing): its changes
+   * and health stay null and it no longer holds back its job's retention. False when it is not due
+   * (analysed, deleted) or another process has it now.
+   */
+  async abandon(runId: string): Promise<boolean> {
+    const { rowCount } = await this.#db.pool.query({
+      name: 'analysis-abandon',
+      text: `UPDATE runs SET analysis_due = false
+              WHERE id = (SELECT id FROM runs WHERE id = $1 AND analysis_due FOR UPDATE SKIP LOCKED)`,
+      values: [runId],
+    });
+    return rowCount === 1;
+  }
+
+  /**
    * The job's run that ended `success` or `failed` latest before this one, and the record counts
    * of its last HISTORY successful runs before this one, latest first (however many failed between).
    */
