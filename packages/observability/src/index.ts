@@ -152,13 +152,30 @@ export function stopOnSignals(
   process.on('SIGINT', () => void onSignal('SIGINT'));
 }
 
-/** Runs `task` every `ms` milliseconds without keeping the process alive; returns what stops it. */
+/**
+ * Runs `task` `ms` milliseconds after its last run ended, without keeping the process alive, so
+ * runs never overlap however slow one is (a lease renewal while the database is slow); returns
+ * what stops it.
+ */
 export function repeat(ms: number, task: () => Promise<unknown>, onError: (err: Error) => void): () => void {
-  const timer = setInterval(() => {
-    task().catch(onError);
-  }, ms);
-  timer.unref();
-  return () => clearInterval(timer);
+  let stopped = false;
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    timer = setTimeout(() => {
+      Promise.resolve()
+        .then(task)
+        .catch(onError)
+        .finally(() => {
+          if (!stopped) arm();
+        });
+    }, ms);
+    timer.unref();
+  };
+  arm();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 /** A counter on `registry`, with the labels it is counted by. */

@@ -1,5 +1,6 @@
 import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
+import { AloneGate } from './alone-gate.ts';
 
 /** A page as it arrived: fetched bytes (decoded in the thread) or rendered HTML. */
 export type PageContent = { body: Uint8Array; contentType: string | undefined } | { html: string };
@@ -50,6 +51,14 @@ export interface SitemapUrls {
 
 export type ThreadTask = ({ type: 'page' } & ExtractTask) | ({ type: 'sitemap' } & SitemapTask);
 
+/**
+ * Run the page alone in this process: `mark(true)` once nothing else is extracted here and
+ * before the page is, `mark(false)` after (a URL taken over after a crash, docs/api.md §16a).
+ */
+export interface Alone {
+  mark(alone: boolean): Promise<void>;
+}
+
 export interface ThreadSettings {
   timeLimitMs: number;
 }
@@ -70,6 +79,7 @@ export interface ExtractorOptions {
 export class PageExtractor {
   readonly #pool: SandboxPool<ThreadTask, PageExtraction | SitemapUrls>;
   readonly #options: ExtractorOptions;
+  readonly #gate = new AloneGate();
 
   constructor(options: ExtractorOptions) {
     this.#options = options;
@@ -84,22 +94,34 @@ export class PageExtractor {
   }
 
   /** The page's records and links; rejects with ExtractionError, or the signal's reason. `owner` is the user whose page it is. */
-  extract(owner: string, task: ExtractTask, signal?: AbortSignal): Promise<PageExtraction> {
+  extract(owner: string, task: ExtractTask, signal?: AbortSignal, alone?: Alone): Promise<PageExtraction> {
     const { page } = task;
     return this.#run(
       owner,
       { type: 'page', ...task },
       'body' in page ? page.body : null,
       signal,
+      alone,
     ) as Promise<PageExtraction>;
   }
 
   /** A sitemap's URLs; rejects with ExtractionError (a sitemap that is not one too), or the signal's reason. */
-  readSitemap(owner: string, task: SitemapTask, signal?: AbortSignal): Promise<SitemapUrls> {
-    return this.#run(owner, { type: 'sitemap', ...task }, task.body, signal) as Promise<SitemapUrls>;
+  readSitemap(owner: string, task: SitemapTask, signal?: AbortSignal, alone?: Alone): Promise<SitemapUrls> {
+    return this.#run(owner, { type: 'sitemap', ...task }, task.body, signal, alone) as Promise<SitemapUrls>;
   }
 
-  async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal) {
+  async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {
+    const exit = alone ? await this.#gate.enterAlone() : await this.#gate.enter();
+    try {
+      if (alone) await alone.mark(true);
+      return await this.#runThread(owner, task, body, signal);
+    } finally {
+      exit();
+      if (alone) await alone.mark(false);
+    }
+  }
+
+  async #runThread(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal) {
     // A body that owns its whole memory moves to the thread instead of being copied.
     const transfer =
       body && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength

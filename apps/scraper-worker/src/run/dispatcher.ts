@@ -7,6 +7,10 @@ import type { UrlLeases } from './url-leases.ts';
 const POLL_MS = 500;
 /** Failed attempts in a row, for the workers' own reasons, after which a run ends failed. */
 const MAX_ATTEMPTS = 5;
+/** A run whose user has no free place in the fleet waits this long before any worker looks at it again. */
+const NO_PLACE_DELAY_MS = 250;
+/** A look at the frontier reads at least this many runs of each kind (due, expired, timed out). */
+const MIN_LOOK = 100;
 
 export interface DispatcherOptions {
   /** SCRAPER_CONCURRENCY: runs this worker works on at once at full pace. */
@@ -120,7 +124,8 @@ export class Dispatcher {
   }
 
   async #fill(): Promise<void> {
-    const states = await this.#frontier.states();
+    const look = Math.max(MIN_LOOK, 2 * this.#slots);
+    const states = await this.#frontier.states(look, MAX_HOLD_MS, this.#deps.runTimeoutMs);
     const now = Date.now();
     const candidates: RunState[] = [];
     for (const state of states) {
@@ -200,6 +205,8 @@ export class Dispatcher {
         );
     if (wanted <= 0) return this.#idle(work);
     const places = await this.#deps.leases.take(work.userId, wanted);
+    // Its user's places are all taken in the fleet: the runs of other users are looked at first.
+    if (places.length === 0) await this.#frontier.postpone(state.runId, NO_PLACE_DELAY_MS);
     let urls: ClaimedUrl[] = [];
     try {
       if (places.length > 0) {
@@ -223,25 +230,32 @@ export class Dispatcher {
 
   #launch(work: RunWork, url: ClaimedUrl, place: string): void {
     this.#inFlight++;
-    const done = work.process(url).finally(async () => {
-      this.#inFlight--;
-      this.#deps.leases.letGo(work.userId, [place]);
-      if (work.inFlight === 0 && (this.#stopping || work.stopped)) return void (await this.#idle(work));
-      // Claims go in batches (a claim is a transaction): the frontier is looked at again once half
-      // a run's places are free here, not at every URL that ends. The look also lets the runs
-      // with nothing in flight here go when it has no URLs for them.
-      const free = this.#slots - this.#inFlight;
-      if (!this.#stopping && free >= Math.ceil(this.#options.urlConcurrency / 2)) this.wake();
-    });
+    const done = work
+      .process(url)
+      .then(async () => {
+        this.#inFlight--;
+        this.#deps.leases.letGo(work.userId, [place]);
+        if (work.inFlight === 0 && (this.#stopping || work.stopped)) return void (await this.#idle(work));
+        // Claims go in batches (a claim is a transaction): the frontier is looked at again once half
+        // a run's places are free here, not at every URL that ends. The look also lets the runs
+        // with nothing in flight here go when it has no URLs for them.
+        const free = this.#slots - this.#inFlight;
+        if (!this.#stopping && free >= Math.ceil(this.#options.urlConcurrency / 2)) this.wake();
+      })
+      .catch((err: Error) => {
+        this.#log.error({ run_id: work.runId, err: err.message }, 'could not settle a URL here');
+      })
+      .finally(() => this.#processing.delete(done));
     this.#processing.add(done);
-    void done.finally(() => this.#processing.delete(done));
   }
 
-  /** A run with nothing in flight here: its work stores what waits and leaves, ending the run when that was its last URL. */
+  /**
+   * A run with nothing in flight here: its work stores what waits and leaves, ending the run when
+   * that was its last URL. Outcomes that cannot be stored stay here, their leases renewed, and are
+   * stored at a later look: their URLs are neither processed again nor taken for a crash.
+   */
   async #idle(work: RunWork): Promise<number> {
     if (work.inFlight > 0 || this.#works.get(work.runId) !== work) return 0;
-    this.#works.delete(work.runId);
-    work.close();
     const end = work.end;
     const unstored = work.held().length;
     try {
@@ -249,18 +263,21 @@ export class Dispatcher {
       // What it stored may be the URLs the run goes on with (a crawl's links): look again now.
       if (unstored > 0 && end === 'idle' && !this.#stopping) this.wake();
     } catch (err) {
-      if (end === 'cancel' || end === 'shutdown') {
-        this.#log.warn(
-          { run_id: work.runId, err: (err as Error).message },
-          'could not store the last outcomes',
-        );
+      if (end !== 'shutdown') {
+        this.#log.warn({ run_id: work.runId, err: (err as Error).message }, 'could not store outcomes yet');
+        if (end === 'idle' || end === 'halt') await this.#failedAttempt(work, err);
         return 0;
       }
-      return this.#failedAttempt(work, err);
+      this.#log.warn(
+        { run_id: work.runId, err: (err as Error).message, urls: unstored },
+        'could not store the last outcomes; their URLs go to other workers when their leases run out',
+      );
     }
+    if (this.#works.get(work.runId) !== work) return 0;
+    this.#works.delete(work.runId);
+    work.close();
     try {
       if (end === 'cancel') {
-        await this.#store.settleCancelled(work.runId);
         this.#deps.observer?.run('cancelled', work.seconds);
         this.#log.info({ run_id: work.runId }, 'run cancelled');
       } else if (end === 'timeout') await this.#end(work.runId, this.#timedOut());
@@ -274,13 +291,20 @@ export class Dispatcher {
 
   /** A run failed here for the worker's own reason: every worker waits before going on with it; the fifth time it ends. */
   async #failedAttempt(work: RunWork, err: unknown): Promise<number> {
-    const attempts = await this.#frontier.failedAttempt(work.runId, this.#options.retryDelayMs);
-    this.#log.error(
-      { run_id: work.runId, err: (err as Error)?.message, attempt: attempts },
-      'run attempt failed',
-    );
-    if (attempts !== null && attempts >= MAX_ATTEMPTS)
-      await this.#end(work.runId, RunWork.gaveUp(attempts, err));
+    try {
+      const attempts = await this.#frontier.failedAttempt(work.runId, this.#options.retryDelayMs);
+      this.#log.error(
+        { run_id: work.runId, err: (err as Error)?.message, attempt: attempts },
+        'run attempt failed',
+      );
+      if (attempts !== null && attempts >= MAX_ATTEMPTS)
+        await this.#end(work.runId, RunWork.gaveUp(attempts, err));
+    } catch (countErr) {
+      this.#log.error(
+        { run_id: work.runId, err: (err as Error)?.message, count_err: (countErr as Error).message },
+        'run attempt failed, and could not be counted',
+      );
+    }
     return 0;
   }
 

@@ -22,7 +22,7 @@ import type {
 import { openRequest, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
-import type { PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
+import type { Alone, PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
 import { ConnectionPool, FetchError, type FetchedPage } from '../fetch/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
@@ -115,6 +115,16 @@ const sleep = (ms: number, signal: AbortSignal) =>
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+
+/** `promise`, or the signal's reason once it aborts first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 /** What one URL gave: its outcome, the page's records, and the URLs it found. */
 interface Processed {
@@ -229,7 +239,12 @@ export class RunWork {
       await this.#processHeld(url, signal);
     } catch (err) {
       this.#halt(err);
-      await this.#release(url, null).catch(() => {});
+      await this.#release(url, null).catch((releaseErr: Error) => {
+        this.#log.warn(
+          { url: url.url, err: releaseErr.message },
+          'could not give a URL back; another worker takes it when its lease runs out',
+        );
+      });
     } finally {
       this.#held.delete(url.seq);
       if (url.crashes > 0) this.suspect = false;
@@ -278,7 +293,7 @@ export class RunWork {
     signal: AbortSignal,
     beforeAttempt: () => Promise<void>,
   ): Promise<Processed> {
-    if (url.crashes >= 2) {
+    if (url.blamed) {
       this.#log.warn({ url: url.url }, 'URL failed: it ended a worker process twice');
       const message = `${url.url}: processing this URL ended a worker process twice; it is not tried again`;
       return { outcome: failed('EXTRACTION_ERROR', message, null) };
@@ -309,6 +324,7 @@ export class RunWork {
           this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
       },
       signal,
+      this.#alone(url),
     );
     return {
       outcome: {
@@ -322,6 +338,15 @@ export class RunWork {
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
       ...(screenshot && { screenshot }),
     };
+  }
+
+  /**
+   * A URL taken over after its worker died is parsed and extracted alone in this process, marked
+   * so in the frontier meanwhile: if this worker dies too, the URL is to blame (docs/api.md §16a).
+   */
+  #alone(url: ClaimedUrl): Alone | undefined {
+    if (url.crashes === 0) return undefined;
+    return { mark: (alone) => this.#deps.frontier.markAlone(this.runId, url, alone) };
   }
 
   /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
@@ -384,15 +409,19 @@ export class RunWork {
     return !('unreachable' in robots) && robotsAllows(robots, url);
   }
 
-  /** An origin's robots.txt for this run: read once by one worker of the fleet, shared through the frontier. */
+  /**
+   * An origin's robots.txt for this run: read once by one worker of the fleet, shared through the
+   * frontier. The read belongs to the run's work here, not to the URL that started it: a URL that
+   * loses its lease or stops stops waiting, the others still get the rules.
+   */
   #robotsOf(origin: string, signal: AbortSignal): Promise<StoredRobots> {
     let robots = this.#robots.get(origin);
     if (!robots) {
-      robots = this.#loadRobots(origin, signal);
+      robots = this.#loadRobots(origin, this.#stop.signal);
       this.#robots.set(origin, robots);
       robots.catch(() => this.#robots.delete(origin));
     }
-    return robots;
+    return untilAborted(robots, signal);
   }
 
   async #loadRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
@@ -457,7 +486,7 @@ export class RunWork {
       page = await this.#fetch(url.url, signal, beforeAttempt);
       // Sitemaps are read for crawls only: the filter is there.
       const task = { key: this.runId, body: page.body, filter: this.#filter! };
-      read = await this.#deps.extractor.readSitemap(this.userId, task, signal);
+      read = await this.#deps.extractor.readSitemap(this.userId, task, signal, this.#alone(url));
     } catch (err) {
       if (!signal.aborted && failureCode(err) !== null)
         this.#log.info({ url: url.url, err: (err as Error).message }, 'sitemap not read');

@@ -323,23 +323,26 @@ export class JobsService {
       const current = await this.#lock(tx, owner, id);
       if (current.status === 'paused') throw conflict('The job is already paused.');
       let cancelledRun: string | null = null;
+      let resultsCount: number | undefined;
       if (current.status === 'running' && current.lastRunId) {
         const run = await tx.run.findUnique({ where: { id: current.lastRunId } });
         if (run?.status === 'running') {
-          await tx.run.update({
+          // The update waits for a batch being stored and counts its records; later batches of
+          // workers that still hold URLs count theirs themselves.
+          ({ resultsCount } = await tx.run.update({
             where: { id: run.id },
             data: {
               status: 'cancelled',
               finishedAt: now,
               durationMs: now.getTime() - run.startedAt.getTime(),
             },
-          });
+          }));
           cancelledRun = run.id;
         }
       }
       const job = await tx.job.update({
         where: { id: current.id },
-        data: { status: 'paused', updatedAt: now, nextRunAt: null },
+        data: { status: 'paused', updatedAt: now, nextRunAt: null, resultsCount },
       });
       await tx.event.create({
         data: outboxEvent(

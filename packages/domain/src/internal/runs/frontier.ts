@@ -35,6 +35,8 @@ export interface ClaimedUrl {
   claims: number;
   /** How often a worker that held it died; a URL taken over after a death is processed alone. */
   crashes: number;
+  /** Its worker died while parsing or extracting it alone after an earlier death: it fails (§16a). */
+  blamed: boolean;
 }
 
 /** A running run as the workers see it when they look for work. */
@@ -66,7 +68,10 @@ interface StateRow {
   not_before: number | null;
 }
 
-const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes';
+const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes, u.blamed';
+/** The run `r` holds a URL whose lease ran out. */
+const EXPIRED = `EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
+                                 AND u.lease_until < ${NOW})`;
 
 /**
  * The frontier of every run (docs/api.md §11): its URLs in PostgreSQL, each accepted once, which
@@ -82,23 +87,34 @@ export class Frontier {
   }
 
   /**
-   * The running runs, with what a worker could do for each: seed it, claim its URLs, take over an
-   * expired one, or end it.
+   * Running runs a worker could do something for, at most `limit` of each kind, the longest due
+   * first: those due within `horizonMs` (to seed, to claim URLs of, to end), those holding a URL
+   * whose lease ran out, and those past `timeoutMs` from their start. Each kind is read through an
+   * index, so the cost does not grow with the number of running runs.
    */
-  async states(): Promise<RunState[]> {
+  async states(limit: number, horizonMs: number, timeoutMs: number): Promise<RunState[]> {
     const { rows } = await this.#db.pool.query<StateRow>({
       name: 'frontier-states',
-      text: `SELECT r.id, r.job_id, j.user_id, r.seeded, ${epochMs('r.started_at')} AS started_at,
-                    r.started_urls < ${MAX_PAGES} AND EXISTS (
-                      SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'pending') AS claimable,
-                    EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
-                              AND u.lease_until < ${NOW}) AS expired,
-                    EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active') AS active,
+      text: `WITH picked AS (
+               SELECT id, min(at) AS at FROM (
+                 (SELECT r.id, r.due_at AS at FROM runs r
+                   WHERE r.due_at <= ${NOW} + ${ms('$2')} ORDER BY r.due_at LIMIT $1)
+                 UNION ALL
+                 (SELECT r.id, r.started_at FROM runs r
+                   WHERE r.status = 'running' AND r.active_urls > 0 AND ${EXPIRED} LIMIT $1)
+                 UNION ALL
+                 (SELECT r.id, r.started_at FROM runs r
+                   WHERE r.status = 'running' AND r.started_at < ${NOW} - ${ms('$3')} LIMIT $1)) AS t
+               GROUP BY id)
+             SELECT r.id, r.job_id, j.user_id, r.seeded, ${epochMs('r.started_at')} AS started_at,
+                    r.pending_urls > 0 AND r.started_urls < ${MAX_PAGES} AS claimable,
+                    r.active_urls > 0 AND ${EXPIRED} AS expired,
+                    r.active_urls > 0 AS active,
                     ${epochMs('greatest(r.retry_at, r.next_claim_at)')} AS not_before
-               FROM runs r JOIN jobs j ON j.id = r.job_id
+               FROM picked p JOIN runs r ON r.id = p.id JOIN jobs j ON j.id = r.job_id
               WHERE r.status = 'running'
-              ORDER BY r.started_at
-              LIMIT 1000`,
+              ORDER BY p.at`,
+      values: [limit, horizonMs, timeoutMs],
     });
     return rows.map((row) => ({
       runId: row.id,
@@ -111,6 +127,19 @@ export class Frontier {
       active: row.active,
       notBefore: row.not_before === null ? null : new Date(row.not_before),
     }));
+  }
+
+  /**
+   * No worker claims URLs of the run for `delayMs`: its user had no free place. It goes behind
+   * the other due runs, so those of users with places are looked at first.
+   */
+  async postpone(runId: string, delayMs: number): Promise<void> {
+    await this.#db.pool.query({
+      name: 'frontier-postpone',
+      text: `UPDATE runs SET next_claim_at = greatest(next_claim_at, ${NOW} + ${ms('$2')})
+              WHERE id = $1 AND status = 'running'`,
+      values: [runId, delayMs],
+    });
   }
 
   /**
@@ -138,7 +167,7 @@ export class Frontier {
                WITH ORDINALITY AS t(kind, url, url_key, seq)`;
       await tx.run.update({
         where: { id: runId },
-        data: { seeded: true, totalUrls: urls.length, nextSeq: rows.length },
+        data: { seeded: true, totalUrls: urls.length, nextSeq: rows.length, pendingUrls: rows.length },
       });
     });
   }
@@ -166,7 +195,9 @@ export class Frontier {
                   WHERE (u.run_id, u.seq) = ($1, next.seq) AND (next.kind <> 'page' OR next.nth <= r.room)
                   RETURNING ${RETURNING_CLAIMED}),
                counted AS (
-                 UPDATE runs SET started_urls = started_urls + (SELECT count(*) FROM claimed WHERE kind = 'page')
+                 UPDATE runs SET started_urls = started_urls + (SELECT count(*) FROM claimed WHERE kind = 'page'),
+                                 pending_urls = pending_urls - (SELECT count(*) FROM claimed),
+                                 active_urls = active_urls + (SELECT count(*) FROM claimed)
                   WHERE id = (SELECT id FROM r))
              SELECT * FROM claimed ORDER BY seq`,
         values: [runId, count, leaseMs],
@@ -175,7 +206,10 @@ export class Frontier {
     });
   }
 
-  /** Takes over the first URL of a running run whose lease ran out: its worker died or was held up. */
+  /**
+   * Takes over the first URL of a running run whose lease ran out: its worker died or was held up.
+   * The URL is blamed for the death when that worker was parsing or extracting it alone (`alone`).
+   */
   async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
     return this.#locked<ClaimedUrl | null>(runId, null, async (client) => {
       const { rows } = await client.query<ClaimedUrl>({
@@ -185,6 +219,7 @@ export class Frontier {
                   WHERE u.run_id = $1 AND u.status = 'active' AND u.lease_until < ${NOW}
                   ORDER BY u.seq LIMIT 1)
              UPDATE run_urls u SET claims = u.claims + 1, crashes = u.crashes + 1,
+                                   blamed = u.blamed OR u.alone_claim IS NOT DISTINCT FROM u.claims, alone_claim = NULL,
                                    lease_until = ${NOW} + ${ms('$2')}
                FROM lost WHERE u.run_id = $1 AND u.seq = lost.seq AND u.status = 'active'
              RETURNING ${RETURNING_CLAIMED}`,
@@ -218,6 +253,19 @@ export class Frontier {
     }
   }
 
+  /**
+   * Marks a URL taken over after a crash as being parsed or extracted alone in its process under
+   * this claim (`alone`), or no longer: if its worker dies meanwhile, the URL is blamed (§16a).
+   */
+  async markAlone(runId: string, url: { seq: number; claims: number }, alone: boolean): Promise<void> {
+    await this.#db.pool.query({
+      name: 'frontier-mark-alone',
+      text: `UPDATE run_urls SET alone_claim = CASE WHEN $4 THEN claims END
+              WHERE run_id = $1 AND seq = $2 AND claims = $3 AND status = 'active'`,
+      values: [runId, url.seq, url.claims, alone],
+    });
+  }
+
   /** Extends the leases of URLs still held; returns those that were lost (taken over or ended meanwhile). */
   async renew(
     held: readonly { runId: string; seq: number; claims: number }[],
@@ -249,11 +297,13 @@ export class Frontier {
     const { rows } = await this.#db.pool.query<{ released: number }>({
       name: 'frontier-release',
       text: `WITH back AS (
-               UPDATE run_urls u SET status = 'pending', lease_until = NULL
+               UPDATE run_urls u SET status = 'pending', lease_until = NULL, alone_claim = NULL
                  FROM unnest($2::int[], $3::int[]) AS h(seq, claims)
                 WHERE u.run_id = $1 AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
                 RETURNING u.kind)
            UPDATE runs SET started_urls = started_urls - (SELECT count(*) FROM back WHERE kind = 'page'),
+                           pending_urls = pending_urls + (SELECT count(*) FROM back),
+                           active_urls = active_urls - (SELECT count(*) FROM back),
                            next_claim_at = coalesce($4::timestamp(3), next_claim_at)
             WHERE id = $1
             RETURNING (SELECT count(*) FROM back)::int AS released`,

@@ -10,6 +10,7 @@ let store: RunStore;
 let frontier: Frontier;
 let userId: string;
 const LEASE_MS = 30_000;
+const HOUR = 3_600_000;
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -143,10 +144,72 @@ describe('Frontier', () => {
     const run = await runOf(runId);
     expect(run.startedUrls).toBe(0);
     expect(run.nextClaimAt?.getTime()).toBe(later.getTime());
-    const [state] = (await frontier.states()).filter((s) => s.runId === runId);
+    const [state] = (await frontier.states(100, 120_000, HOUR)).filter((s) => s.runId === runId);
     expect(state).toEqual(expect.objectContaining({ claimable: true, active: false }));
     expect(state!.notBefore?.getTime()).toBe(later.getTime());
     expect((await frontier.claim(runId, 5, LEASE_MS)).map((u) => u.seq)).toEqual([0, 1]);
+  });
+
+  it("blames a URL taken over for its worker's death only when that worker was extracting it alone", async () => {
+    const { runId } = await runningRun('https://example.com/[1-2]');
+    const [a, b] = await frontier.claim(runId, 2, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    const first = await frontier.takeOver(runId, 1);
+    expect(first).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 1, blamed: false }));
+    // Taken over once, it is extracted alone; a death while it waited on the network is no blame.
+    await frontier.markAlone(runId, first!, true);
+    await frontier.markAlone(runId, first!, false);
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await frontier.takeOver(runId, 1);
+    expect(second).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 2, blamed: false }));
+    await frontier.markAlone(runId, second!, true);
+    await new Promise((r) => setTimeout(r, 20));
+    // The next expired URL in order is still the same one: its worker died while extracting it alone.
+    const third = await frontier.takeOver(runId, LEASE_MS);
+    expect(third).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 3, blamed: true }));
+    // A mark under a claim that was lost changes nothing.
+    await frontier.markAlone(runId, b!, true);
+    expect((await urlsOf(runId))[1]!.aloneClaim).toBe(b!.claims);
+    await frontier.markAlone(runId, { seq: b!.seq, claims: b!.claims + 1 }, false);
+    expect((await urlsOf(runId))[1]!.aloneClaim).toBe(b!.claims);
+  });
+
+  it('keeps each run due from when a worker has something to do for it, and not while all its URLs are claimed', async () => {
+    const due = async (runId: string) =>
+      (await frontier.states(100, 0, HOUR)).some((state) => state.runId === runId);
+    const { runId } = await runningRun('https://example.com/[1-2]');
+    expect(await due(runId)).toBe(true);
+    const urls = await frontier.claim(runId, 2, LEASE_MS);
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ pendingUrls: 0, activeUrls: 2 }));
+    expect(await due(runId)).toBe(false);
+    await store.saveBatch(runId, { pages: [], outcomes: [ok(urls[0]!, 0)], found: [] });
+    expect(await due(runId)).toBe(false);
+    // Its last URL stored, the run is due to be ended.
+    await store.saveBatch(runId, { pages: [], outcomes: [ok(urls[1]!, 0)], found: [] });
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ pendingUrls: 0, activeUrls: 0 }));
+    expect(await due(runId)).toBe(true);
+    await store.finish(runId, null);
+    expect(await runOf(runId)).toEqual(expect.objectContaining({ status: 'success', dueAt: null }));
+  });
+
+  it('finds the due runs among thousands of running ones, whenever each started', async () => {
+    const { runId: template } = await runningRun('https://example.com/t');
+    // 2,000 runs started earlier, each waiting an hour for its job's next request start.
+    await tdb.db.$executeRaw`
+      INSERT INTO runs (id, job_id, trigger, settings, seeded, started_at, pending_urls, next_claim_at)
+      SELECT 'run_wait_' || g, r.job_id, 'manual', r.settings, true,
+             (now() AT TIME ZONE 'UTC') - interval '1 minute', 1,
+             (now() AT TIME ZONE 'UTC') + interval '1 hour'
+        FROM runs r, generate_series(1, 2000) g WHERE r.id = ${template}`;
+    const { runId } = await runningRun('https://example.com/late');
+    const states = await frontier.states(10, 1_000, HOUR);
+    expect(states.map((state) => state.runId)).toEqual(expect.arrayContaining([template, runId]));
+    expect(states.some((state) => state.runId.startsWith('run_wait_'))).toBe(false);
+    const plan = await tdb.db.$queryRawUnsafe<{ 'QUERY PLAN': string }[]>(
+      `EXPLAIN SELECT id FROM runs WHERE due_at <= now() ORDER BY due_at LIMIT 10`,
+    );
+    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/runs_due_at_idx/);
+    await tdb.db.run.deleteMany({ where: { id: { startsWith: 'run_wait_' } } });
   });
 
   it('counts a failed attempt once per backoff, however many workers report it', async () => {
@@ -254,8 +317,8 @@ describe('RunStore', () => {
     const [a, b] = await frontier.claim(runId, 2, LEASE_MS);
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'cancelled' } });
     await store.saveBatch(runId, { pages: [rowsOf(a!)], outcomes: [ok(a!)], found: [] });
-    await store.settleCancelled(runId);
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1, resultsCount: 2 }));
+    expect((await tdb.db.job.findFirstOrThrow({ where: { lastRunId: runId } })).resultsCount).toBe(2);
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'success' } });
     await store.saveBatch(runId, { pages: [rowsOf(b!)], outcomes: [ok(b!)], found: [] });
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1 }));

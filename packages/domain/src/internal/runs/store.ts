@@ -76,12 +76,6 @@ interface PageColumns {
   data: string;
 }
 
-/** How many records a run has stored. */
-async function countRecords(db: Pick<Database, 'resultPage'>, runId: string): Promise<number> {
-  const { _sum } = await db.resultPage.aggregate({ where: { runId }, _sum: { records: true } });
-  return _sum.records ?? 0;
-}
-
 /** How a run ended, from what is stored: every worker that worked on it counted. */
 export interface RunEnding {
   status: 'success' | 'failed';
@@ -168,15 +162,23 @@ export class RunStore {
     const client = await this.#db.pool.connect();
     try {
       await client.query('BEGIN');
-      const locked = await client.query({
+      const locked = await client.query<{ status: string }>({
         name: 'runs-batch-lock',
-        text: `SELECT 1 FROM runs WHERE id = $1 AND status IN ('running', 'cancelled') FOR UPDATE`,
+        text: `SELECT status FROM runs WHERE id = $1 AND status IN ('running', 'cancelled') FOR UPDATE`,
         values: [runId],
       });
       const written =
         locked.rowCount === 0 ? 0 : await this.#writeBatch(client, runId, outcomes, found, rows);
       if (written > 0 && screenshots.length > 0)
         await this.#writeScreenshots(client, runId, outcomes, screenshots);
+      // A paused job shows the records of the run it cancelled, those stored after the pause too.
+      if (written > 0 && locked.rows[0]?.status === 'cancelled')
+        await client.query({
+          name: 'runs-batch-cancelled-job',
+          text: `UPDATE jobs j SET results_count = r.results_count FROM runs r
+                  WHERE r.id = $1 AND j.id = r.job_id AND j.last_run_id = $1`,
+          values: [runId],
+        });
       await client.query('COMMIT');
       return outcomes.length - written;
     } catch (err) {
@@ -229,7 +231,8 @@ export class RunStore {
              done AS (
                UPDATE run_urls u SET status = o.status, http_status = o.http_status, records = o.records,
                                      duration_ms = o.duration_ms, fetched_at = o.fetched_at,
-                                     error_code = o.error_code, error_message = o.error_message, lease_until = NULL
+                                     error_code = o.error_code, error_message = o.error_message,
+                                     lease_until = NULL, alone_claim = NULL
                  FROM o
                 WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
                 RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message),
@@ -239,7 +242,8 @@ export class RunStore {
                  FROM ROWS FROM (unnest($11::int[]), unnest($12::text[]), unnest($13::timestamp(3)[]),
                                  unnest($14::int[]), unnest($15::text[]), jsonb_array_elements($16::jsonb))
                    AS t(url_index, url, scraped_at, records, id_base, data)
-                WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')),
+                WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')
+               RETURNING records),
              found AS (
                SELECT f.*, row_number() OVER (ORDER BY f.ord) AS n,
                       count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.ord) AS nth_page
@@ -263,6 +267,9 @@ export class RunStore {
              -- A page not fetched (robots.txt) gives its place in max_pages back.
              started_urls = started_urls - (SELECT count(*) FROM done WHERE kind = 'page' AND status = 'skipped'),
              total_urls = total_urls + (SELECT count(*) FROM accepted WHERE kind = 'page'),
+             pending_urls = pending_urls + (SELECT count(*) FROM accepted),
+             active_urls = active_urls - (SELECT count(*) FROM done),
+             results_count = results_count + (SELECT coalesce(sum(records), 0) FROM stored),
              next_seq = next_seq + (SELECT count(*) FROM found),
              attempts = 0,
              first_failure = CASE
@@ -328,10 +335,14 @@ export class RunStore {
       const settled = Number(left?.pages ?? 0);
       const run = await tx.run.update({
         where: { id: runId },
-        data: forced ? { failedUrls: { increment: settled } } : { skippedUrls: { increment: settled } },
+        data: {
+          ...(forced ? { failedUrls: { increment: settled } } : { skippedUrls: { increment: settled } }),
+          pendingUrls: 0,
+          activeUrls: 0,
+        },
         include: { job: true },
       });
-      const resultsCount = await countRecords(tx, runId);
+      const { resultsCount } = run;
       const durationMs = now.getTime() - run.startedAt.getTime();
       const { successfulUrls, failedUrls, skippedUrls } = run;
       const first = toRun(run).firstFailure;
@@ -352,7 +363,6 @@ export class RunStore {
           status,
           finishedAt: now,
           durationMs,
-          resultsCount,
           error: error ?? Prisma.DbNull,
           analysisDue: true,
         },
@@ -385,14 +395,5 @@ export class RunStore {
       });
       return { status, successfulUrls, failedUrls, skippedUrls, durationMs };
     });
-  }
-
-  /** After a pause cancelled the run: record how many records it kept. */
-  async settleCancelled(runId: string): Promise<void> {
-    const run = await this.#db.run.findUnique({ where: { id: runId } });
-    if (run?.status !== 'cancelled') return;
-    const resultsCount = await countRecords(this.#db, runId);
-    await this.#db.run.update({ where: { id: runId }, data: { resultsCount } });
-    await this.#db.job.updateMany({ where: { id: run.jobId, lastRunId: runId }, data: { resultsCount } });
   }
 }
