@@ -71,7 +71,8 @@ export class BatchWriter {
 
   /** Stores what waits, after the flush before it. */
   flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(() => this.#write());
+    // A flush that failed keeps its batch for this one, which tries again rather than repeating its error.
+    this.#flushing = this.#flushing.catch(() => {}).then(() => this.#write());
     return this.#flushing;
   }
 

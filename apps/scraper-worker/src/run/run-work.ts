@@ -346,7 +346,17 @@ export class RunWork {
    */
   #alone(url: ClaimedUrl): Alone | undefined {
     if (url.crashes === 0) return undefined;
-    return { mark: (alone) => this.#deps.frontier.markAlone(this.runId, url, alone) };
+    const { frontier } = this.#deps;
+    return {
+      mark: (alone) =>
+        alone
+          ? frontier.markAlone(this.runId, url, true)
+          : // The extraction is done: a failure here must not lose it. Storing its outcome, or
+            // giving the URL back, clears the mark too.
+            frontier.markAlone(this.runId, url, false).catch((err: Error) => {
+              this.#log.warn({ url: url.url, err: err.message }, 'could not clear the alone mark yet');
+            }),
+    };
   }
 
   /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
