@@ -259,13 +259,13 @@ describe('isolation between users on shared scraper workers', () => {
 
   it('fails a URL whose page was being extracted alone when a worker died, after an earlier death, without a third try; the rest of the run goes on', async () => {
     const jobId = await createJob(alice, {
-      source: `${site.url}/{page/1,nested-200/x,page/2,page/3}`,
+      source: `${site.url}/{page/1,nested-200/alone,page/2,page/3}`,
       // Seconds on the nested page, nothing on the others.
       queries: [
         { name: 'cube', type: 'xpath', query: 'count(for $a in //div, $b in //div, $c in //div return 1)' },
       ],
     });
-    const nestedHits = () => site.hits.filter((h) => h.path === '/nested-200/x').length;
+    const nestedHits = () => site.hits.filter((h) => h.path === '/nested-200/alone').length;
     const over = { EXTRACTION_TIME_LIMIT_MS: '60000' };
     const first = await startWorker(over);
     const { runId } = await run(alice, jobId);
@@ -275,7 +275,7 @@ describe('isolation between users on shared scraper workers', () => {
 
     // Taken over, the page is extracted alone and marked so while it is: this death is its own.
     const second = await startWorker(over);
-    const markedAlone = { runId, url: { endsWith: '/nested-200/x' }, aloneClaim: { not: null } };
+    const markedAlone = { runId, url: { endsWith: '/nested-200/alone' }, aloneClaim: { not: null } };
     await until(async () => (await tdb.db.runUrl.count({ where: markedAlone })) === 1, 20_000);
     await second.proc.kill('SIGKILL');
 
@@ -285,7 +285,9 @@ describe('isolation between users on shared scraper workers', () => {
     expect(runError(done)).toEqual(
       expect.objectContaining({
         code: 'EXTRACTION_ERROR',
-        message: expect.stringMatching(/\/nested-200\/x: processing this URL ended a worker process twice/),
+        message: expect.stringMatching(
+          /\/nested-200\/alone: processing this URL ended a worker process twice/,
+        ),
       }),
     );
     expect(nestedHits()).toBe(2);

@@ -47,6 +47,20 @@ describe('SandboxPool', () => {
     expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 2, started: 2 });
   });
 
+  it('loads a free thread on ready(), once, and the next task runs on it', async () => {
+    const p = pool({ threads: 2 });
+    await p.ready();
+    await p.ready();
+    expect(p.stats()).toEqual({ busy: 0, queued: 0, threads: 1, started: 1 });
+    expect(await p.run('alice', { kind: 'echo', value: 1 })).toBe(1);
+    expect(p.stats().started).toBe(1);
+    // Every thread busy and no room for another: nothing to load, nothing to wait for.
+    const busy = [p.run('alice', { kind: 'sleep', ms: 300 }), p.run('bob', { kind: 'sleep', ms: 300 })];
+    await p.ready();
+    expect(p.stats()).toEqual(expect.objectContaining({ busy: 2, threads: 2, started: 2 }));
+    await Promise.all(busy);
+  });
+
   it('terminates a thread past its time limit while this thread keeps turning, then serves the next task', async () => {
     const p = pool({ timeLimitMs: 300 });
     const started = Date.now();

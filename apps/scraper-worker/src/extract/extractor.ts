@@ -113,7 +113,11 @@ export class PageExtractor {
   async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {
     const exit = alone ? await this.#gate.enterAlone() : await this.#gate.enter();
     try {
-      if (alone) await alone.mark(true);
+      if (alone) {
+        // The mark covers the page's own parsing and extraction, not a thread's start.
+        await this.#pool.ready();
+        await alone.mark(true);
+      }
       return await this.#runThread(owner, task, body, signal);
     } finally {
       exit();

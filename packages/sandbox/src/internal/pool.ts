@@ -70,6 +70,9 @@ interface Thread {
   timer: NodeJS.Timeout | null;
   /** Set when this pool ended the thread, so its exit is not reported again. */
   ending: SandboxLimit | 'abort' | 'close' | null;
+  /** Settles once the thread's code is loaded, or it ended. */
+  ready: Promise<void>;
+  loaded: () => void;
 }
 
 /**
@@ -111,6 +114,15 @@ export class SandboxPool<In, Out> {
     return { busy, queued: this.#queue.length + ahead, threads: this.#threads.size, started: this.#started };
   }
 
+  /**
+   * Resolves once the thread the next task would get has loaded its code (one is started when none
+   * is free and there is room), so that the task's wall time is its own, not a thread's start.
+   */
+  async ready(): Promise<void> {
+    if (this.#closed) return;
+    await this.#idleThread()?.ready;
+  }
+
   /** Runs one of `owner`'s tasks on a free thread; an abort takes it off the queue or ends its thread. */
   run(
     owner: string,
@@ -142,6 +154,7 @@ export class SandboxPool<In, Out> {
     await Promise.all(
       [...this.#threads].map((thread) => {
         thread.ending = 'close';
+        thread.loaded();
         for (const sent of this.#clear(thread))
           this.#fail(sent.task, new Error('the sandbox pool is closed'));
         return thread.worker.terminate();
@@ -268,9 +281,14 @@ export class SandboxPool<In, Out> {
     // An idle thread never keeps its process alive; a busy one does.
     worker.unref();
     const slot = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-    const thread: Thread = { worker, sent: [], slot, timer: null, ending: null };
+    let loaded = () => {};
+    const ready = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
+    const thread: Thread = { worker, sent: [], slot, timer: null, ending: null, ready, loaded };
     this.#threads.add(thread);
     worker.on('message', (reply: ReplyMessage) => {
+      if ('ready' in reply) return thread.loaded();
       const sent = thread.sent.shift();
       if (!sent) return;
       if (thread.timer) clearTimeout(thread.timer);
@@ -319,6 +337,7 @@ export class SandboxPool<In, Out> {
   #end(thread: Thread, why: SandboxLimit | 'abort', message: string): void {
     if (thread.ending) return;
     thread.ending = why;
+    thread.loaded();
     const waiting = thread.sent.filter((sent) => this.#takeBackOne(thread, sent)).map((sent) => sent.task);
     const [task, ...started] = this.#clear(thread).map((sent) => sent.task);
     this.#threads.delete(thread);

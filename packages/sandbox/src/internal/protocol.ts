@@ -10,6 +10,7 @@ export interface TaskMessage {
 
 /** What a thread answers: the task's value, or the error the task threw, as plain data. */
 export type ReplyMessage =
+  | { ready: true }
   | { ok: true; value: unknown }
   | { ok: false; taken: true }
   | { ok: false; error: { name: string; message: string; fields: Record<string, unknown> } };

@@ -14,6 +14,7 @@ function fieldsOf(err: object): Record<string, unknown> {
  * The thread side of a SandboxPool: answers each task, one at a time in the order they came, with
  * `handler`'s value, or with the error it threw (name, message and its plain fields, rebuilt as a
  * TaskError in the pool's thread). A task sent ahead that the pool took back is answered `taken`.
+ * It says `ready` first, once the thread's code is loaded.
  */
 export function serveTasks<In, Out>(
   handler: (input: In) => Out | Promise<Out>,
@@ -42,4 +43,6 @@ export function serveTasks<In, Out>(
   port.on('message', (message: TaskMessage) => {
     answered = answered.then(() => answer(message));
   });
+  // Its code is loaded: the pool knows the next task starts at once.
+  port.postMessage({ ready: true } satisfies ReplyMessage);
 }
