@@ -108,10 +108,10 @@ describe('a paused run counts what it stored', () => {
 });
 
 describe('thousands of runs at once', () => {
-  it('fetches the first URL of each of 2,000 slow runs started at once within 60 s of its start', async () => {
+  it('fetches a first URL of each of 2,000 slow runs started at once within 60 s of its start, the last started within 10 s', async () => {
     const RUNS = 2_000;
     const template = await createJob({ source: `${site.url}/page/0`, rate_limit: 0.5 });
-    // Jobs made like the template, two pages each: the first due at once, the second in 2 minutes.
+    // Jobs made like the template, two pages each: one due at once, the other 2 minutes later.
     const ids = Array.from({ length: RUNS }, () => newId('job'));
     await tdb.db.$executeRaw`
       INSERT INTO jobs
@@ -120,13 +120,16 @@ describe('thousands of runs at once', () => {
         FROM jobs j, unnest(${ids}::text[]) WITH ORDINALITY AS t(id, n)
        WHERE j.id = ${template}`;
     const runIds: string[] = [];
+    const before = site.hits.length;
+    const hits = () => site.hits.slice(before);
     for (let i = 0; i < RUNS; i += 25)
       runIds.push(...(await Promise.all(ids.slice(i, i + 25).map((jobId) => startRun(jobId)))));
 
+    // Job n's pages are /page/<n>0 and /page/<n>1.
     const firstHit = new Map<number, number>();
     const fetched = () => {
-      for (const hit of site.hits) {
-        const n = hit.path.match(/^\/page\/(\d+)0$/);
+      for (const hit of hits()) {
+        const n = hit.path.match(/^\/page\/(\d+)[01]$/);
         if (n && !firstHit.has(Number(n[1]))) firstHit.set(Number(n[1]), hit.at);
       }
       return firstHit.size >= RUNS;
@@ -135,11 +138,13 @@ describe('thousands of runs at once', () => {
     const runs = await tdb.db.run.findMany({ where: { id: { in: runIds } }, include: { job: true } });
     const waits = runs.map((run) => {
       const n = Number(run.job.source.match(/\/page\/(\d+)\{0,1\}$/)![1]);
-      return firstHit.get(n)! - run.startedAt.getTime();
+      return { startedAt: run.startedAt.getTime(), wait: firstHit.get(n)! - run.startedAt.getTime() };
     });
-    expect(Math.max(...waits)).toBeLessThan(60_000);
+    expect(Math.max(...waits.map((w) => w.wait))).toBeLessThan(60_000);
+    const last = waits.reduce((a, b) => (b.startedAt > a.startedAt ? b : a));
+    expect(last.wait).toBeLessThan(10_000);
     // None fetched its second page ahead of its rate limit.
-    expect(site.hits.filter((hit) => /^\/page\/\d+1$/.test(hit.path))).toEqual([]);
+    expect(hits()).toHaveLength(RUNS);
     await tdb.db.run.updateMany({ where: { id: { in: runIds } }, data: { status: 'cancelled' } });
   }, 180_000);
 });

@@ -79,4 +79,16 @@ describe('JobRateLimiter', () => {
     const again = await limiter.acquire('job_slow', 6, undefined, 1_000);
     expect(Math.abs(again! - later!)).toBeLessThan(200);
   });
+
+  it('says how long until a job may start its next request, taking nothing', async () => {
+    expect(await limiter.untilNextStart('job_peek')).toBe(0);
+    expect(await limiter.acquire('job_peek', 6, undefined, 1_000)).toBeNull();
+    const wait = await limiter.untilNextStart('job_peek');
+    expect(wait).toBeGreaterThan(9_000);
+    expect(wait).toBeLessThanOrEqual(10_000);
+    expect(await limiter.untilNextStart('job_peek')).toBeLessThanOrEqual(wait);
+    // The peek took no slot: the next start is still the one it named.
+    const at = await limiter.acquire('job_peek', 6, undefined, 1_000);
+    expect(at).not.toBeNull();
+  });
 });

@@ -13,6 +13,11 @@ if slot - now > tonumber(ARGV[2]) then return {0, slot - now} end
 redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil(slot + interval - now + 60000))
 return {1, slot - now}`;
 
+const PEEK = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return math.max(0, tonumber(redis.call('GET', KEYS[1]) or '0') - now)`;
+
 const FOREVER = Number.MAX_SAFE_INTEGER;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -38,6 +43,11 @@ export class JobRateLimiter {
   constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
+  }
+
+  /** How long until this job may start its next request (ms, 0 for now), taking nothing. */
+  async untilNextStart(jobId: string): Promise<number> {
+    return (await this.#redis.eval(PEEK, 1, `${this.#prefix}:job-rate:${jobId}`)) as number;
   }
 
   /**

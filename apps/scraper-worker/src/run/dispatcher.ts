@@ -11,6 +11,16 @@ const MAX_ATTEMPTS = 5;
 const NO_PLACE_DELAY_MS = 250;
 /** A look at the frontier reads at least this many runs of each kind (due, expired, timed out). */
 const MIN_LOOK = 100;
+/** Runs seeded, ended or claimed for side by side in one look. */
+const WAVE = 16;
+
+/** `work` on every item, at most `size` at a time; the results in the items' order. */
+async function inWaves<T, R>(items: readonly T[], size: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += size)
+    results.push(...(await Promise.all(items.slice(i, i + size).map(work))));
+  return results;
+}
 
 export interface DispatcherOptions {
   /** SCRAPER_CONCURRENCY: runs this worker works on at once at full pace. */
@@ -39,6 +49,8 @@ export class Dispatcher {
   /** Every URL in flight here, to wait for on close. */
   readonly #processing = new Set<Promise<void>>();
   #inFlight = 0;
+  /** Places being claimed now. */
+  #reserved = 0;
   #stopping = false;
   #wake: (() => void) | null = null;
   #woken = false;
@@ -127,16 +139,17 @@ export class Dispatcher {
     const look = Math.max(MIN_LOOK, 2 * this.#slots);
     const states = await this.#frontier.states(look, MAX_HOLD_MS, this.#deps.runTimeoutMs);
     const now = Date.now();
-    const candidates: RunState[] = [];
-    for (const state of states) {
-      if (this.#stopping) return;
+    // Runs are seeded and ended side by side: each is a transaction of its own run.
+    const claimable = await inWaves(states, WAVE, async (state) => {
+      if (this.#stopping) return false;
       try {
-        if (await this.#tend(state, now)) candidates.push(state);
+        return await this.#tend(state, now);
       } catch (err) {
         this.#log.warn({ run_id: state.runId, err: (err as Error).message }, 'could not look after a run');
+        return false;
       }
-    }
-    await this.#share(candidates);
+    });
+    await this.#share(states.filter((_, i) => claimable[i]));
     // A run with nothing in flight here that got no URLs stores what waits and leaves.
     for (const work of [...this.#works.values()]) if (work.inFlight === 0) await this.#idle(work);
   }
@@ -160,29 +173,54 @@ export class Dispatcher {
     return !state.notBefore || state.notBefore.getTime() <= now + MAX_HOLD_MS;
   }
 
-  /** Gives the free places here to the candidate runs, the user holding the fewest first. */
+  /**
+   * Gives the free places here to the candidate runs, the user holding the fewest first, claiming
+   * for a wave of runs at once (each claim is a transaction of its own run). A run in a wave counts
+   * one place more for its user, so that the next pick of the wave goes to another user.
+   */
   async #share(candidates: RunState[]): Promise<void> {
     const heldBy = new Map<string, number>();
-    for (const work of this.#works.values())
-      heldBy.set(work.userId, (heldBy.get(work.userId) ?? 0) + work.inFlight);
+    const hold = (userId: string, n: number) => heldBy.set(userId, (heldBy.get(userId) ?? 0) + n);
+    for (const work of this.#works.values()) hold(work.userId, work.inFlight);
     const inFlight = (runId: string) => this.#works.get(runId)?.inFlight ?? 0;
     const rest = [...candidates];
-    while (rest.length > 0 && !this.#stopping && this.#inFlight < this.#slots) {
-      let best = 0;
-      for (let i = 1; i < rest.length; i++) {
-        const a = rest[i]!;
-        const b = rest[best]!;
-        const byUser = (heldBy.get(a.userId) ?? 0) - (heldBy.get(b.userId) ?? 0);
-        if (byUser < 0 || (byUser === 0 && inFlight(a.runId) < inFlight(b.runId))) best = i;
+    while (rest.length > 0 && !this.#stopping && this.#free() > 0) {
+      const wave: RunState[] = [];
+      while (rest.length > 0 && wave.length < Math.min(WAVE, this.#free())) {
+        let best = 0;
+        for (let i = 1; i < rest.length; i++) {
+          const a = rest[i]!;
+          const b = rest[best]!;
+          const byUser = (heldBy.get(a.userId) ?? 0) - (heldBy.get(b.userId) ?? 0);
+          if (byUser < 0 || (byUser === 0 && inFlight(a.runId) < inFlight(b.runId))) best = i;
+        }
+        const [state] = rest.splice(best, 1);
+        wave.push(state!);
+        hold(state!.userId, 1);
       }
-      const [state] = rest.splice(best, 1);
-      const claimed = await this.#claim(state!);
-      heldBy.set(state!.userId, (heldBy.get(state!.userId) ?? 0) + claimed);
+      const claimed = await Promise.all(wave.map((state) => this.#claim(state)));
+      wave.forEach((state, i) => {
+        hold(state.userId, claimed[i]! - 1);
+      });
     }
+  }
+
+  /** Places here neither in flight nor being claimed. */
+  #free(): number {
+    return this.#slots - this.#inFlight - this.#reserved;
   }
 
   /** Claims URLs of one run into free places here; returns how many. */
   async #claim(state: RunState): Promise<number> {
+    // A slow job whose next request start is further away than a claim is held claims nothing:
+    // its run waits in the frontier until then.
+    if (!state.expired && state.rateLimit < 60_000 / MAX_HOLD_MS) {
+      const waitMs = await this.#deps.limiter.untilNextStart(state.jobId);
+      if (waitMs > MAX_HOLD_MS) {
+        await this.#frontier.postpone(state.runId, waitMs);
+        return 0;
+      }
+    }
     let work = this.#works.get(state.runId);
     if (!work) {
       const opened = await RunWork.open(this.#deps, state);
@@ -196,19 +234,22 @@ export class Dispatcher {
     const takeOver = state.expired;
     if (takeOver && work.inFlight > 0) return 0;
     const wanted = takeOver
-      ? 1
+      ? Math.min(1, this.#free())
       : Math.min(
-          this.#slots - this.#inFlight,
+          this.#free(),
           this.#options.urlConcurrency - work.inFlight,
-          // A slow job claims what it can start soon, not URLs that would wait for their turn.
-          Math.ceil(work.settings.rateLimit / 60) + 1,
+          // A slow job claims what it can start within a claim's hold, not URLs that would wait.
+          Math.floor((work.settings.rateLimit * MAX_HOLD_MS) / 60_000) + 1,
         );
     if (wanted <= 0) return this.#idle(work);
-    const places = await this.#deps.leases.take(work.userId, wanted);
-    // Its user's places are all taken in the fleet: the runs of other users are looked at first.
-    if (places.length === 0) await this.#frontier.postpone(state.runId, NO_PLACE_DELAY_MS);
+    // Reserved until launched, so that the claims of a wave never take more than the free places.
+    this.#reserved += wanted;
+    let places: string[] = [];
     let urls: ClaimedUrl[] = [];
     try {
+      places = await this.#deps.leases.take(work.userId, wanted);
+      // Its user's places are all taken in the fleet: the runs of other users are looked at first.
+      if (places.length === 0) await this.#frontier.postpone(state.runId, NO_PLACE_DELAY_MS);
       if (places.length > 0) {
         if (takeOver) {
           const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs);
@@ -216,6 +257,7 @@ export class Dispatcher {
         } else urls = await this.#frontier.claim(state.runId, places.length, this.#options.leaseMs);
       }
     } finally {
+      this.#reserved -= wanted;
       this.#deps.leases.letGo(work.userId, places.slice(urls.length));
     }
     if (takeOver && urls.length > 0)

@@ -54,6 +54,8 @@ export interface RunState {
   active: boolean;
   /** No worker claims before this: a backoff after a failed attempt, or the job's next request start. */
   notBefore: Date | null;
+  /** The job's `rate_limit` (requests per minute) the run runs with. */
+  rateLimit: number;
 }
 
 interface StateRow {
@@ -66,6 +68,7 @@ interface StateRow {
   expired: boolean;
   active: boolean;
   not_before: number | null;
+  rate_limit: number;
 }
 
 const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes, u.blamed';
@@ -110,7 +113,8 @@ export class Frontier {
                     r.pending_urls > 0 AND r.started_urls < ${MAX_PAGES} AS claimable,
                     r.active_urls > 0 AND ${EXPIRED} AS expired,
                     r.active_urls > 0 AS active,
-                    ${epochMs('greatest(r.retry_at, r.next_claim_at)')} AS not_before
+                    ${epochMs('greatest(r.retry_at, r.next_claim_at)')} AS not_before,
+                    coalesce((r.settings->>'rate_limit')::float8, j.rate_limit) AS rate_limit
                FROM picked p JOIN runs r ON r.id = p.id JOIN jobs j ON j.id = r.job_id
               WHERE r.status = 'running'
               ORDER BY p.at`,
@@ -126,11 +130,13 @@ export class Frontier {
       expired: row.expired,
       active: row.active,
       notBefore: row.not_before === null ? null : new Date(row.not_before),
+      rateLimit: row.rate_limit,
     }));
   }
 
   /**
-   * No worker claims URLs of the run for `delayMs`: its user had no free place. It goes behind
+   * No worker claims URLs of the run for `delayMs`: its user had no free place, or its job's next
+   * request start is that far away. It goes behind
    * the other due runs, so those of users with places are looked at first.
    */
   async postpone(runId: string, delayMs: number): Promise<void> {
