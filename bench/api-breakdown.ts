@@ -129,7 +129,7 @@ async function measureSteps(db: Database, redis: Redis): Promise<Step[]> {
   const unused = () => Promise.reject(new Error('not used by this benchmark'));
   const jobs = new JobsService(
     db,
-    { enqueue: unused, cancel: unused },
+    { started: unused, cancel: unused },
     { arm: unused, disarm: unused },
     { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
   );

@@ -10,7 +10,7 @@ import {
   KeysService,
   QueueScheduler,
   ResultsService,
-  type RunDispatcher,
+  type RunAnnouncer,
   redisKeyChanges,
   subscribedKeyCache,
   WebhooksService,
@@ -76,10 +76,10 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const ticks = createQueue('scheduleTicks', connect('ticks'), config.QUEUE_PREFIX);
   ticks.on('error', (err) => log.warn({ err: err.message, queue: ticks.name }, 'queue connection error'));
 
-  const dispatcher: RunDispatcher = {
+  const announcer: RunAnnouncer = {
     // The run is in PostgreSQL already, where workers find it within a second; this only
     // spares them that second.
-    async enqueue(runId, jobId) {
+    async started(runId, jobId) {
       await redis.publish(runStartChannel(config.QUEUE_PREFIX), runId).catch((err: Error) => {
         log.warn({ err: err.message, run_id: runId, job_id: jobId }, 'run start not announced to workers');
       });
@@ -96,7 +96,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   // Webhook secrets and the secrets of jobs' requests are sealed with the same keys.
   const box = secretBoxOf(config);
   const services: ApiServices = {
-    jobs: new JobsService(db, dispatcher, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL }),
+    jobs: new JobsService(db, announcer, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL }),
     keys: new KeysService(
       db,
       redisKeyChanges(redis, config.QUEUE_PREFIX, {

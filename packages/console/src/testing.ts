@@ -55,7 +55,7 @@ export async function consoleFixture(email: string): Promise<ConsoleFixture> {
   try {
     const jobs = new JobsService(
       tdb.db,
-      { enqueue: noop, cancel: noop },
+      { started: noop, cancel: noop },
       { arm: noop, disarm: noop },
       { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
     );

@@ -24,7 +24,7 @@ export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';
 export {
   JobsService,
   type JobsServiceOptions,
-  type RunDispatcher,
+  type RunAnnouncer,
   type TickOutcome,
 } from './internal/jobs/service.ts';
 export {

@@ -36,11 +36,14 @@ export interface JobsServiceOptions {
 /** What a planned time of a job's schedule did. */
 export type TickOutcome = 'started' | 'skipped-running' | 'skipped-paused' | 'orphan';
 
-/** What the service needs from the queue side; the API wires BullMQ and Redis pub/sub in. */
-export interface RunDispatcher {
-  /** Enqueues a recorded run for the scraper workers (idempotent per run id). */
-  enqueue(runId: string, jobId: string): Promise<void>;
-  /** Asks whichever worker holds the run to stop it now. */
+/**
+ * Tells the scraper workers of runs started and cancelled (the API wires Redis pub/sub in). A run
+ * is in PostgreSQL before it is announced: the workers find it there anyway.
+ */
+export interface RunAnnouncer {
+  /** A recorded run started: the workers look at the frontier now rather than at their next poll. */
+  started(runId: string, jobId: string): Promise<void>;
+  /** Asks whichever workers hold the run's URLs to stop them now. */
   cancel(runId: string): Promise<void>;
 }
 
@@ -56,17 +59,17 @@ const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"
  */
 export class JobsService {
   readonly #db: Database;
-  readonly #dispatcher: RunDispatcher;
+  readonly #announcer: RunAnnouncer;
   readonly #scheduler: Scheduler;
   readonly #now: () => Date;
   readonly #box: SecretBox;
   readonly #publicBaseUrl: string;
 
-  constructor(db: Database, dispatcher: RunDispatcher, scheduler: Scheduler, options: JobsServiceOptions) {
+  constructor(db: Database, announcer: RunAnnouncer, scheduler: Scheduler, options: JobsServiceOptions) {
     this.#db = db;
     this.#box = options.box;
     this.#publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
-    this.#dispatcher = dispatcher;
+    this.#announcer = announcer;
     this.#scheduler = scheduler;
     this.#now = options.now ?? (() => new Date());
   }
@@ -222,7 +225,7 @@ export class JobsService {
       await this.#scheduler.disarm(job.id);
       return job.status === 'running' ? job.lastRunId : null;
     });
-    if (runId) await this.#dispatcher.cancel(runId);
+    if (runId) await this.#announcer.cancel(runId);
   }
 
   /**
@@ -275,7 +278,7 @@ export class JobsService {
       const job = await this.get(owner, id);
       throw conflict(`The job is ${job.status}; it cannot be run now.`);
     }
-    await this.#dispatcher.enqueue(runId, id);
+    await this.#announcer.started(runId, id);
     return { jobId: id, runId };
   }
 
@@ -355,7 +358,7 @@ export class JobsService {
       await this.#scheduler.disarm(job.id);
       return { job, cancelledRun };
     });
-    if (cancelledRun) await this.#dispatcher.cancel(cancelledRun);
+    if (cancelledRun) await this.#announcer.cancel(cancelledRun);
     return toJob(job);
   }
 

@@ -155,7 +155,7 @@ describe('RetentionSweep', () => {
     const noop = async () => {};
     const jobs = new JobsService(
       tdb.db,
-      { enqueue: noop, cancel: noop },
+      { started: noop, cancel: noop },
       { arm: noop, disarm: noop },
       {
         box: new SecretBox(DEVELOPMENT_SECRET_KEY),
