@@ -1,9 +1,12 @@
 import type { LookupFunction } from 'node:net';
 import type { ProxyEntry } from '@scrapejobs/config';
 import type { ProxyConfig, RenderConfig } from '@scrapejobs/contracts';
+import { originOf } from '@scrapejobs/crawl';
+import { openRequest, type RunSettings, seedUrls } from '@scrapejobs/domain';
+import type { SecretBox } from '@scrapejobs/outbound';
 import type { PageContent } from '../extract/extractor.ts';
 import {
-  type ConnectionPool,
+  ConnectionPool,
   createProxyPicker,
   FetchError,
   type FetchedPage,
@@ -42,6 +45,81 @@ export interface PageSettings {
   proxyConfig: ProxyConfig | null;
   /** The job's headers, cookies, credentials and user agent, opened. */
   request: OutgoingRequest | null;
+}
+
+/**
+ * How one run gets its pages on this worker, set up once for the run's work here: the job's
+ * request settings opened, its proxies, its kept-alive connections (closed when the work leaves).
+ */
+export class RunFetching {
+  readonly #deps: PageLoaderDeps & { box: SecretBox };
+  readonly #jobId: string;
+  readonly #settings: RunSettings;
+  readonly #connections = new ConnectionPool();
+  #loader: Promise<PageLoader> | null = null;
+  /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
+  #fetcher: ReturnType<typeof fetcherFor> | null = null;
+  #request: OutgoingRequest | null = null;
+
+  constructor(deps: PageLoaderDeps & { box: SecretBox }, jobId: string, settings: RunSettings) {
+    this.#deps = deps;
+    this.#jobId = jobId;
+    this.#settings = settings;
+  }
+
+  /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
+  pageLoader(): Promise<PageLoader> {
+    if (!this.#loader) {
+      this.#loader = pageLoaderFor(this.#deps, this.#pageSettings(), this.#connections);
+      this.#loader.catch(() => {
+        this.#loader = null;
+      });
+    }
+    return this.#loader;
+  }
+
+  /** Fetches robots.txt or a sitemap: guarded, with the job's proxies, `beforeAttempt` its rate limit. */
+  fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
+    const settings = this.#pageSettings();
+    this.#fetcher ??= fetcherFor(
+      this.#deps,
+      proxyPickerFor(settings, this.#deps.proxies),
+      settings.request,
+      this.#connections,
+    );
+    return this.#fetcher(url, signal, beforeAttempt);
+  }
+
+  /** Closes the run's connections here. */
+  close(): void {
+    this.#connections.close();
+  }
+
+  #pageSettings(): PageSettings {
+    return {
+      jobId: this.#jobId,
+      renderConfig: this.#settings.renderConfig,
+      proxyConfig: this.#settings.proxyConfig,
+      request: this.#outgoing(),
+    };
+  }
+
+  /** The job's request settings opened, once per run here; throws when its key is not configured (the run halts). */
+  #outgoing(): OutgoingRequest | null {
+    const stored = this.#settings.request;
+    if (!stored) return null;
+    if (!this.#request) {
+      const opened = openRequest(this.#deps.box, this.#jobId, stored);
+      this.#request = {
+        headers: opened.headers,
+        cookies: opened.cookies,
+        basicAuth: opened.basic_auth,
+        authOrigins: [...new Set(seedUrls(this.#settings.source).map(originOf))],
+        userAgent: opened.user_agent,
+      };
+    }
+    return this.#request;
+  }
 }
 
 /** Gets one page as it arrived; `beforeAttempt` runs before every request (the job's rate limit). */

@@ -1,52 +1,22 @@
 import { performance } from 'node:perf_hooks';
-import { type Crawl, FAILURE_CODES } from '@scrapejobs/contracts';
-import {
-  normalizeUrl,
-  originOf,
-  parseRobots,
-  type RobotsRules,
-  robotsAllows,
-  urlKey,
-} from '@scrapejobs/crawl';
-import type {
-  ClaimedUrl,
-  FoundUrl,
-  Frontier,
-  PageRows,
-  RunFailure,
-  RunSettings,
-  RunState,
-  RunStore,
-  UrlOutcome,
-} from '@scrapejobs/domain';
-import { openRequest, seedUrls } from '@scrapejobs/domain';
+import type { Crawl } from '@scrapejobs/contracts';
+import { originOf } from '@scrapejobs/crawl';
+import type { ClaimedUrl, Frontier, RunFailure, RunSettings, RunState, RunStore } from '@scrapejobs/domain';
+import { seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
-import type { Alone, PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
-import { ConnectionPool, FetchError, type FetchedPage } from '../fetch/index.ts';
+import type { Alone, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
-import type { OutgoingRequest } from '../request/outgoing.ts';
 import { BatchWriter } from './batch-writer.ts';
-import {
-  fetcherFor,
-  type PageLoader,
-  type PageLoaderDeps,
-  pageLoaderFor,
-  proxyPickerFor,
-} from './page-loader.ts';
+import { Discovery } from './discovery.ts';
+import { type PageLoaderDeps, RunFetching } from './page-loader.ts';
+import { failed, failureCode, foundUrl, type Processed } from './processed.ts';
 
 /**
  * A claimed URL whose job's next request start (its rate limit) is further away than this goes
  * back to the frontier until then, freeing its place in this worker for other runs.
  */
 export const MAX_HOLD_MS = 1_000;
-/** How long a worker fetching an origin's robots.txt for a run holds it before another may. */
-const ROBOTS_LEASE_MS = 30_000;
-const ROBOTS_POLL_MS = 200;
-/** robots.txt is read up to this size (RFC 9309 asks for at least 500 KiB). */
-const ROBOTS_MAX_BYTES = 512 * 1024;
-/** Sitemap indexes are followed this deep (an index of indexes), no deeper. */
-const MAX_SITEMAP_DEPTH = 2;
 
 /** What a run reports for metrics: each page's outcome, and each run's end. */
 export interface RunObserver {
@@ -78,16 +48,6 @@ export type StopReason = 'cancel' | 'shutdown' | 'timeout' | 'halt';
 /** How a run's work here ended once its URLs in flight are done. */
 export type WorkEnd = 'idle' | StopReason;
 
-/** robots.txt of an origin as a run keeps it: its rules, or unreachable (its URLs are skipped). */
-type StoredRobots = RobotsRules | { unreachable: true };
-const ALLOW_ALL = parseRobots('', '*');
-
-/** The code a URL fails with (docs/api.md §6), or null when the error is not about the URL (storage, a bug). */
-function failureCode(err: unknown): string | null {
-  const code = (err as { code?: unknown } | null)?.code;
-  return (FAILURE_CODES as readonly unknown[]).includes(code) ? (code as string) : null;
-}
-
 /** A URL's next request start is too far away: it goes back to the frontier until `at`. */
 class TooFar extends Error {
   readonly at: number;
@@ -101,38 +61,6 @@ class TooFar extends Error {
 const LOST = 'lost';
 /** Logged whenever a worker finds that URLs it held are no longer its own. */
 export const LEASE_LOST = 'lost the lease of URLs; other workers took them over or the run ended';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-
-/** `promise`, or the signal's reason once it aborts first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-/** What one URL gave: its outcome, the page's records, and the URLs it found. */
-interface Processed {
-  outcome: Omit<UrlOutcome, 'seq' | 'claims' | 'durationMs'>;
-  records?: Pick<PageRows, 'records' | 'json'>;
-  found?: FoundUrl[];
-  screenshot?: Buffer;
-}
 
 /**
  * The URLs of one run that this worker holds: each fetched (or rendered), extracted and stored
@@ -151,15 +79,10 @@ export class RunWork {
   readonly #stop = new AbortController();
   readonly #timeout: AbortSignal;
   readonly #held = new Map<number, { url: ClaimedUrl; controller: AbortController }>();
-  readonly #robots = new Map<string, Promise<StoredRobots>>();
   readonly #filter: UrlFilterSpec | null;
-  #loader: Promise<PageLoader> | null = null;
-  /** The run's kept-alive connections, closed when its work here leaves. */
-  readonly #connections = new ConnectionPool();
-  /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
-  #fetcher: ReturnType<typeof fetcherFor> | null = null;
+  readonly #fetching: RunFetching;
+  readonly #discovery: Discovery;
   #haltedBy: unknown = null;
-  #request: OutgoingRequest | null = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
 
@@ -175,6 +98,22 @@ export class RunWork {
     this.#timeout = AbortSignal.timeout(Math.max(0, this.#startedAt + deps.runTimeoutMs - Date.now()));
     this.#timeout.addEventListener('abort', () => this.stop('timeout'), { once: true });
     this.#filter = settings.crawl && filterSpec(settings.source, settings.crawl);
+    this.#fetching = new RunFetching(deps, state.jobId, settings);
+    this.#discovery = new Discovery({
+      runId: state.runId,
+      jobId: state.jobId,
+      userId: state.userId,
+      rateLimit: settings.rateLimit,
+      filter: this.#filter,
+      frontier: deps.frontier,
+      limiter: deps.limiter,
+      extractor: deps.extractor,
+      robotsToken: deps.robotsToken,
+      log: this.#log,
+      stopped: this.#stop.signal,
+      fetch: (url, signal, beforeAttempt) => this.#fetching.fetch(url, signal, beforeAttempt),
+      alone: (url) => this.#alone(url),
+    });
   }
 
   /** The run's work here, or null when the run is no longer running. */
@@ -226,7 +165,7 @@ export class RunWork {
 
   /** Closes the run's connections here; the work has nothing in flight. */
   close(): void {
-    this.#connections.close();
+    this.#fetching.close();
   }
 
   /** Processes a claimed URL to its end; never rejects (a failure of the worker's own halts the run here). */
@@ -298,15 +237,15 @@ export class RunWork {
       const message = `${url.url}: processing this URL ended a worker process twice; it is not tried again`;
       return { outcome: failed('EXTRACTION_ERROR', message, null) };
     }
-    if (url.kind === 'robots') return this.#readRobots(url, signal);
-    if (url.kind === 'sitemap') return this.#readSitemap(url, signal, beforeAttempt);
-    if (this.settings.crawl?.respect_robots_txt && !(await this.#robotsAllow(url.url, signal))) {
+    if (url.kind === 'robots') return this.#discovery.readRobots(url, signal);
+    if (url.kind === 'sitemap') return this.#discovery.readSitemap(url, signal, beforeAttempt);
+    if (this.settings.crawl?.respect_robots_txt && !(await this.#discovery.allows(url.url, signal))) {
       const message = `${url.url}: robots.txt of ${originOf(url.url)} does not allow it`;
       return {
         outcome: { ...failed('ROBOTS_DISALLOWED', message, null), status: 'skipped', fetchedAt: null },
       };
     }
-    const load = await this.#pageLoader();
+    const load = await this.#fetching.pageLoader();
     const page = await load(url.url, signal, beforeAttempt);
     const screenshot = page.screenshot ?? undefined;
     if (page.screenshotError)
@@ -359,166 +298,10 @@ export class RunWork {
     };
   }
 
-  /** The job's way of getting pages, made once; a failure to make it (no browser) fails the URL and is tried again. */
-  #pageLoader(): Promise<PageLoader> {
-    if (!this.#loader) {
-      this.#loader = pageLoaderFor(this.#deps, this.#pageSettings(), this.#connections);
-      this.#loader.catch(() => {
-        this.#loader = null;
-      });
-    }
-    return this.#loader;
-  }
-
   /** Waits for the job's next request start, or gives the URL back when it is too far away. */
   async #nextStart(signal: AbortSignal): Promise<void> {
     const at = await this.#deps.limiter.acquire(this.jobId, this.settings.rateLimit, signal, MAX_HOLD_MS);
     if (at !== null) throw new TooFar(at);
-  }
-
-  /** Fetches robots.txt or a sitemap: guarded, with the job's proxies and rate limit. */
-  #fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
-    const settings = this.#pageSettings();
-    this.#fetcher ??= fetcherFor(
-      this.#deps,
-      proxyPickerFor(settings, this.#deps.proxies),
-      settings.request,
-      this.#connections,
-    );
-    return this.#fetcher(url, signal, beforeAttempt);
-  }
-
-  #pageSettings() {
-    return {
-      jobId: this.jobId,
-      renderConfig: this.settings.renderConfig,
-      proxyConfig: this.settings.proxyConfig,
-      request: this.#outgoing(),
-    };
-  }
-
-  /** The job's request settings opened, once per run here; throws when its key is not configured (the run halts). */
-  #outgoing(): OutgoingRequest | null {
-    const stored = this.settings.request;
-    if (!stored) return null;
-    if (!this.#request) {
-      const opened = openRequest(this.#deps.box, this.jobId, stored);
-      this.#request = {
-        headers: opened.headers,
-        cookies: opened.cookies,
-        basicAuth: opened.basic_auth,
-        authOrigins: [...new Set(seedUrls(this.settings.source).map(originOf))],
-        userAgent: opened.user_agent,
-      };
-    }
-    return this.#request;
-  }
-
-  async #robotsAllow(url: string, signal: AbortSignal): Promise<boolean> {
-    const robots = await this.#robotsOf(originOf(url), signal);
-    return !('unreachable' in robots) && robotsAllows(robots, url);
-  }
-
-  /**
-   * An origin's robots.txt for this run: read once by one worker of the fleet, shared through the
-   * frontier. The read belongs to the run's work here, not to the URL that started it: a URL that
-   * loses its lease or stops stops waiting, the others still get the rules.
-   */
-  #robotsOf(origin: string, signal: AbortSignal): Promise<StoredRobots> {
-    let robots = this.#robots.get(origin);
-    if (!robots) {
-      robots = this.#loadRobots(origin, this.#stop.signal);
-      this.#robots.set(origin, robots);
-      robots.catch(() => this.#robots.delete(origin));
-    }
-    return untilAborted(robots, signal);
-  }
-
-  async #loadRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
-    const { frontier } = this.#deps;
-    for (;;) {
-      const got = await frontier.robots(this.runId, origin, ROBOTS_LEASE_MS);
-      if (typeof got === 'object') return got.rules as StoredRobots;
-      if (got === 'wait') {
-        await sleep(ROBOTS_POLL_MS, signal);
-        continue;
-      }
-      const robots = await this.#fetchRobots(origin, signal);
-      await frontier.saveRobots(this.runId, origin, robots);
-      return robots;
-    }
-  }
-
-  /** RFC 9309 §2.3.1: a 4xx robots.txt allows everything; an unreachable one or a 5xx, nothing. */
-  async #fetchRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
-    // One request per origin and run: it waits for its turn in the rate limit rather than
-    // holding other URLs of the origin back by a lease.
-    const wait = () =>
-      this.#deps.limiter.acquire(this.jobId, this.settings.rateLimit, signal).then(() => undefined);
-    try {
-      const page = await this.#fetch(`${origin}/robots.txt`, signal, wait);
-      return parseRobots(page.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8'), this.#deps.robotsToken);
-    } catch (err) {
-      if (signal.aborted || !(err instanceof FetchError)) throw err;
-      if (err.status !== undefined && err.status >= 400 && err.status < 500) return ALLOW_ALL;
-      this.#log.info(
-        { origin, err: err.message },
-        'robots.txt unreachable: the URLs of its origin are skipped',
-      );
-      return { unreachable: true };
-    }
-  }
-
-  /** A seed origin's robots.txt, for its Sitemap lines (else /sitemap.xml). */
-  async #readRobots(url: ClaimedUrl, signal: AbortSignal): Promise<Processed> {
-    const origin = originOf(url.url);
-    const robots = await this.#robotsOf(origin, signal);
-    const listed = 'unreachable' in robots ? [] : robots.sitemaps;
-    const sitemaps = listed.length > 0 ? listed : [`${origin}/sitemap.xml`];
-    return {
-      outcome: { status: 'success', httpStatus: null, records: null, fetchedAt: new Date(), failure: null },
-      found: sitemaps.flatMap((sitemap) => {
-        const normalised = normalizeUrl(sitemap);
-        return normalised ? [foundUrl('sitemap', normalised, 0, url.seq)] : [];
-      }),
-    };
-  }
-
-  /** A sitemap or sitemap index: its pages join the run at depth 0, filtered like links; its sitemaps are read in turn. */
-  async #readSitemap(
-    url: ClaimedUrl,
-    signal: AbortSignal,
-    beforeAttempt: () => Promise<void>,
-  ): Promise<Processed> {
-    let read: SitemapUrls;
-    let page: FetchedPage;
-    try {
-      page = await this.#fetch(url.url, signal, beforeAttempt);
-      // Sitemaps are read for crawls only: the filter is there.
-      const task = { key: this.runId, body: page.body, filter: this.#filter! };
-      read = await this.#deps.extractor.readSitemap(this.userId, task, signal, this.#alone(url));
-    } catch (err) {
-      if (!signal.aborted && failureCode(err) !== null)
-        this.#log.info({ url: url.url, err: (err as Error).message }, 'sitemap not read');
-      throw err;
-    }
-    const found =
-      read.kind === 'urlset'
-        ? read.urls.map((link) => foundUrl('page', link, 0, url.seq))
-        : url.depth + 1 < MAX_SITEMAP_DEPTH
-          ? read.urls.map((sitemap) => foundUrl('sitemap', sitemap, url.depth + 1, url.seq))
-          : [];
-    this.#log.info({ url: url.url, urls: found.length }, 'sitemap read');
-    return {
-      outcome: {
-        status: 'success',
-        httpStatus: page.status,
-        records: null,
-        fetchedAt: new Date(),
-        failure: null,
-      },
-      found,
-    };
   }
 
   /** Gives a URL back to the frontier, unprocessed. */
@@ -552,22 +335,6 @@ export class RunWork {
     };
   }
 }
-
-const failed = (code: string, message: string, httpStatus: number | null): Processed['outcome'] => ({
-  status: 'failed',
-  httpStatus,
-  records: null,
-  fetchedAt: new Date(),
-  failure: { code, message },
-});
-
-const foundUrl = (kind: FoundUrl['kind'], url: string, depth: number, parentSeq: number): FoundUrl => ({
-  kind,
-  url,
-  key: urlKey(kind, url),
-  depth,
-  parentSeq,
-});
 
 /** A crawl's filter: same origin as one of its seeds, include and exclude. */
 function filterSpec(source: string, crawl: Crawl): UrlFilterSpec {
