@@ -77,6 +77,7 @@ export type {
   DeliveryStatusName,
   DeliveryView,
   FailureCode,
+  OutboxData,
   WebhookEventName,
   WebhookView,
 } from './webhooks.ts';

@@ -173,6 +173,11 @@ const eventDataSchemas = {
   [TEST_EVENT]: z.object({ webhook_id: z.string(), message: z.string() }),
 } as const;
 
+/** The `data` of each outbox row kind: every event's (docs/api.md §6), and the resend command's. */
+export type OutboxData = { [K in keyof typeof eventDataSchemas]: z.infer<(typeof eventDataSchemas)[K]> } & {
+  [RESEND_COMMAND]: z.infer<typeof resendCommandSchema>;
+};
+
 /** The body of every delivery. */
 const eventEnvelopeSchema = z.object({
   id: z.string().describe('the event id (evt_…); the same in every attempt, deduplicate by it'),

@@ -1,19 +1,19 @@
-import type { RESEND_COMMAND, TEST_EVENT, WebhookEventName } from '@scrapejobs/contracts';
+import type { OutboxData } from '@scrapejobs/contracts';
 import { newId, type Prisma } from '@scrapejobs/db';
 import type { Owner } from './principal.ts';
 
 /** What an outbox event can be: a webhook event, a test event, or the resend command. */
-export type OutboxKind = WebhookEventName | typeof TEST_EVENT | typeof RESEND_COMMAND;
+export type OutboxKind = keyof OutboxData;
 
 /**
- * An outbox event, to be written in the transaction of the change it announces; the webhook
- * worker's fan-out turns it into deliveries. (A run's job.started is the same row written by the
- * one statement that starts the run: jobs/service.ts.)
+ * An outbox event, to be written in the transaction of the change it announces, its `data` of the
+ * contract's shape for its kind; the webhook worker's fan-out turns it into deliveries. (A run's
+ * job.started is the same row written by the one statement that starts the run: jobs/service.ts.)
  */
-export function outboxEvent(
+export function outboxEvent<K extends OutboxKind>(
   owner: Owner,
-  kind: OutboxKind,
-  data: Prisma.InputJsonObject,
+  kind: K,
+  data: OutboxData[K],
   opts: { jobId: string | null; at: Date },
 ): Prisma.EventUncheckedCreateInput {
   return {
@@ -22,7 +22,7 @@ export function outboxEvent(
     mode: owner.mode,
     jobId: opts.jobId,
     kind,
-    data,
+    data: data as Prisma.InputJsonObject,
     createdAt: opts.at,
   };
 }

@@ -1,6 +1,7 @@
-import type { RunHealth } from '@scrapejobs/contracts';
-import { type Database, newId, transaction } from '@scrapejobs/db';
+import type { OutboxData, RunHealth } from '@scrapejobs/contracts';
+import { type Database, type Mode, transaction } from '@scrapejobs/db';
 import type pg from 'pg';
+import { outboxEvent } from '../outbox.ts';
 import { wallTime } from './frontier.ts';
 
 /** RECORDS_DROP looks at this many of the job's latest successful runs before the run, given at least MIN_HISTORY. */
@@ -33,7 +34,7 @@ interface EndedRun {
   successful_urls: number;
   job_name: string;
   user_id: string;
-  mode: string;
+  mode: Mode;
   queries: { name: string }[];
   settings: { queries?: { name: string }[] } | null;
   change_tracking: { key: string[] } | null;
@@ -301,24 +302,29 @@ async function compare(
   return rows[0]!;
 }
 
-async function insertEvent(
+/** An outbox event written on the analysis's own connection, in its transaction. */
+async function insertEvent<K extends 'job.changed' | 'job.degraded'>(
   client: pg.PoolClient,
   run: EndedRun,
-  kind: 'job.changed' | 'job.degraded',
+  kind: K,
   at: Date,
-  data: Record<string, unknown>,
+  data: OutboxData[K],
 ): Promise<void> {
+  const event = outboxEvent({ userId: run.user_id, mode: run.mode }, kind, data, {
+    jobId: run.job_id,
+    at,
+  });
   await client.query({
     name: 'analysis-event',
     text: `INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            VALUES ($1, $2, $3::"Mode", $4, $5, $6, $7)`,
     values: [
-      newId('evt', at.getTime()),
-      run.user_id,
-      run.mode,
-      run.job_id,
-      kind,
-      JSON.stringify(data),
+      event.id,
+      event.userId,
+      event.mode,
+      event.jobId,
+      event.kind,
+      JSON.stringify(event.data),
       wallTime(at),
     ],
   });

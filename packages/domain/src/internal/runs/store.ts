@@ -1,3 +1,4 @@
+import type { FailureCode } from '@scrapejobs/contracts';
 import type { Database, JobModel, RunModel } from '@scrapejobs/db';
 import { newRecordIdBase, Prisma } from '@scrapejobs/db';
 import type { PoolClient } from 'pg';
@@ -373,25 +374,36 @@ export class RunStore {
         where: { id: job.id, status: 'running', lastRunId: runId },
         data: { status, resultsCount, updatedAt: now },
       });
-      const data = failure
-        ? { job_id: job.id, job_name: job.name, run_id: runId, status, error, skipped_urls: skippedUrls }
-        : {
-            job_id: job.id,
-            job_name: job.name,
-            run_id: runId,
-            status,
-            results_count: resultsCount,
-            duration_ms: durationMs,
-            download_url: `${this.#publicBaseUrl}/jobs/${job.id}/download`,
-            skipped_urls: skippedUrls,
-          };
+      const owner = { userId: job.userId, mode: job.mode };
+      const event = { job_id: job.id, job_name: job.name, run_id: runId };
+      const at = { jobId: job.id, at: now };
       await tx.event.create({
-        data: outboxEvent(
-          { userId: job.userId, mode: job.mode },
-          failure ? 'job.failed' : 'job.completed',
-          data,
-          { jobId: job.id, at: now },
-        ),
+        data: error
+          ? outboxEvent(
+              owner,
+              'job.failed',
+              // Every code a run fails with is one of the contract's (forced ones and URLs' alike).
+              {
+                ...event,
+                status: 'failed',
+                error: { ...error, code: error.code as FailureCode },
+                skipped_urls: skippedUrls,
+              },
+              at,
+            )
+          : outboxEvent(
+              owner,
+              'job.completed',
+              {
+                ...event,
+                status: 'success',
+                results_count: resultsCount,
+                duration_ms: durationMs,
+                download_url: `${this.#publicBaseUrl}/jobs/${job.id}/download`,
+                skipped_urls: skippedUrls,
+              },
+              at,
+            ),
       });
       return { status, successfulUrls, failedUrls, skippedUrls, durationMs };
     });
