@@ -8,6 +8,7 @@ import { buildTestApi } from '../support/api.ts';
 import { type Client, client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
+import { seededRandom } from '../support/random.ts';
 import { storedRecords } from '../support/records.ts';
 import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
@@ -30,18 +31,6 @@ const CHAOS_MS = 38_000;
 /** From the runs' start: every run must have ended by then. */
 const DEADLINE_MS = 120_000;
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
-
-/** mulberry32: the kill timing and victims, reproducible from SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -243,7 +232,7 @@ beforeAll(async () => {
     );
   }
 
-  const random = prng(SEED);
+  const random = seededRandom(SEED);
   await Promise.all([killWorkers(random, startedAt + CHAOS_MS), cutPostgres(startedAt)]);
 
   const ids = runs.map((r) => r.runId);

@@ -1,22 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
+import { seededRandom } from '../../../../test/support/random.ts';
 import { compileCss } from './css.ts';
 import { ExtractionError } from './errors.ts';
 import { compileJob, extract, extractPage, type QuerySpec, streamedPage, withoutStream } from './job.ts';
 import { type ExtractionLimits, resolveLimits } from './limits.ts';
 import { streamValues } from './stream.ts';
 import { compileXPath } from './xpath.ts';
-
-// A small deterministic generator (mulberry32), so a failure names a seed that reproduces it.
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TAGS = [
   'div',
@@ -134,7 +123,7 @@ function outcome(run: () => unknown): unknown {
 
 describe('reading a page in one pass', () => {
   test('gives the records and errors the tree gives, on 250 generated pages for every query set and limit', () => {
-    const next = random(20261125);
+    const next = seededRandom(20261125);
     let read = 0;
     let streamed = 0;
     for (let n = 0; n < 250; n++) {
