@@ -274,6 +274,12 @@ export class Dispatcher {
     this.#inFlight++;
     const done = work
       .process(url)
+      .catch((err: Error) => {
+        this.#log.error(
+          { run_id: work.runId, url: url.url, err: err.message },
+          'a URL ended unexpectedly here',
+        );
+      })
       .then(async () => {
         this.#inFlight--;
         this.#deps.leases.letGo(work.userId, [place]);
