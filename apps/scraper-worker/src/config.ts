@@ -27,9 +27,11 @@ export const workerEnvSchema = z.object({
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
   /**
    * First delay before a run's execution that failed for the worker's own reasons (storage
-   * unreachable) is tried again; it doubles each time, and the fifth failure ends the run failed.
+   * unreachable) is tried again; it doubles each time.
    */
   RUN_RETRY_DELAY_MS: envInt(0).default(5_000),
+  /** Failures in a row for the workers' own reasons after which a run ends failed. */
+  RUN_MAX_ATTEMPTS: envInt(1, 100).default(5),
   /** A URL whose worker stops renewing its lease for this long is taken over by another worker. */
   RUN_LOCK_MS: envInt(1_000).default(30_000),
   /** Port of /metrics, /health and /ready (0 picks a free port). */

@@ -81,6 +81,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       urlConcurrency: config.RUN_URL_CONCURRENCY,
       leaseMs: config.RUN_LOCK_MS,
       retryDelayMs: config.RUN_RETRY_DELAY_MS,
+      maxAttempts: config.RUN_MAX_ATTEMPTS,
     },
   );
 

@@ -5,8 +5,6 @@ import type { UrlLeases } from './url-leases.ts';
 
 /** A worker looks at the frontier at least this often (a run start announced over Redis wakes it at once). */
 const POLL_MS = 500;
-/** Failed attempts in a row, for the workers' own reasons, after which a run ends failed. */
-const MAX_ATTEMPTS = 5;
 /** A run whose user has no free place in the fleet waits this long before any worker looks at it again. */
 const NO_PLACE_DELAY_MS = 250;
 /** A look at the frontier reads at least this many runs of each kind (due, expired, timed out). */
@@ -31,6 +29,8 @@ export interface DispatcherOptions {
   leaseMs: number;
   /** RUN_RETRY_DELAY_MS: no worker goes on with a run this long after it failed for a worker's own reason, doubling. */
   retryDelayMs: number;
+  /** RUN_MAX_ATTEMPTS: such failures in a row after which the run ends failed. */
+  maxAttempts: number;
 }
 
 /**
@@ -337,7 +337,7 @@ export class Dispatcher {
     return 0;
   }
 
-  /** A run failed here for the worker's own reason: every worker waits before going on with it; the fifth time it ends. */
+  /** A run failed here for the worker's own reason: every worker waits before going on with it; at RUN_MAX_ATTEMPTS it ends. */
   async #failedAttempt(work: RunWork, err: unknown): Promise<number> {
     try {
       const attempts = await this.#frontier.failedAttempt(work.runId, this.#options.retryDelayMs);
@@ -345,7 +345,7 @@ export class Dispatcher {
         { run_id: work.runId, err: (err as Error)?.message, attempt: attempts },
         'run attempt failed',
       );
-      if (attempts !== null && attempts >= MAX_ATTEMPTS)
+      if (attempts !== null && attempts >= this.#options.maxAttempts)
         await this.#end(work.runId, RunWork.gaveUp(attempts, err));
     } catch (countErr) {
       this.#log.error(

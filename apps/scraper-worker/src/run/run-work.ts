@@ -327,7 +327,7 @@ export class RunWork {
     return (Date.now() - this.#startedAt) / 1000;
   }
 
-  /** The failure a run ends with after the worker's own errors: the fifth ends it. */
+  /** The failure a run ends with after the worker's own errors (RUN_MAX_ATTEMPTS in a row). */
   static gaveUp(attempts: number, err: unknown): RunFailure {
     return {
       code: 'EXTRACTION_ERROR',
