@@ -10,7 +10,9 @@
  *     when every run has fetched one page; then its runs are cancelled (paused jobs) before the
  *     next round, whose runs therefore start beside none.
  *   - Figures per round: how long starting them took; the time from the first start to the last
- *     run's first fetch; each run's wait from its start to its first fetch (p50, p99, max) and the last-started run's; CPU time
+ *     run's first fetch; each run's wait from its start to its first fetch (p50, p99, max) and the
+ *     last-started run's; the wait of one run more, started once the N have fetched their page and
+ *     wait on their rate limits (the template job's own run); CPU time
  *     of PostgreSQL (every `postgres` process) and of the workers from the first start to the
  *     last first fetch, per claimed URL (one per run: the held page is not claimed).
  *
@@ -122,6 +124,14 @@ async function main(): Promise<boolean> {
     const waits = runsStarted.map((run) => firstFetch.get(nOf.get(run.jobId)!)! - run.startedAt.getTime());
     const last = runsStarted.reduce((a, b) => (b.startedAt > a.startedAt ? b : a));
     const sorted = [...waits].sort((a, b) => a - b);
+    // One run more, started while the N wait on their rate limits: the template job's own page.
+    const templatePath = `${prefix}0`;
+    const extraFrom = hits.length;
+    if ((await call('POST', `/jobs/${created.body.job_id}/run`)).status !== 202)
+      throw new Error('could not start the run started last');
+    while (!hits.slice(extraFrom).some((hit) => hit.path === templatePath)) await support.sleep(20);
+    const extraHit = hits.slice(extraFrom).find((hit) => hit.path === templatePath)!.at;
+    const extra = await db.run.findFirstOrThrow({ where: { jobId: created.body.job_id } });
     rounds.push({
       runs,
       start_s: support.round2((allStarted - started) / 1000),
@@ -132,12 +142,14 @@ async function main(): Promise<boolean> {
       last_started_wait_s: support.round2(
         (firstFetch.get(nOf.get(last.jobId)!)! - last.startedAt.getTime()) / 1000,
       ),
+      one_more_wait_s: support.round2((extraHit - extra.startedAt.getTime()) / 1000),
       postgres_cpu_ms_per_url: support.round2(pgMs / runs),
       workers_cpu_ms_per_url: support.round2(workerMs / runs),
     });
     support.log(`round ${runs}: ${JSON.stringify(rounds.at(-1))}`);
-    await db.$executeRaw`UPDATE runs SET status = 'cancelled' FROM unnest(${ids}::text[]) AS t(id) WHERE runs.job_id = t.id`;
-    await db.$executeRaw`UPDATE jobs SET status = 'paused' FROM unnest(${ids}::text[]) AS t(id) WHERE jobs.id = t.id`;
+    const all = [...ids, created.body.job_id];
+    await db.$executeRaw`UPDATE runs SET status = 'cancelled' FROM unnest(${all}::text[]) AS t(id) WHERE runs.job_id = t.id`;
+    await db.$executeRaw`UPDATE jobs SET status = 'paused' FROM unnest(${all}::text[]) AS t(id) WHERE jobs.id = t.id`;
   }
 
   const at100 = rounds.find((r) => r.runs === 100)?.postgres_cpu_ms_per_url;
@@ -158,10 +170,11 @@ async function main(): Promise<boolean> {
       'p99 s',
       'max s',
       'last started s',
+      'one more s',
       'PG CPU ms/URL',
       'workers CPU ms/URL',
     ],
-    'rrrrrrrrr',
+    'rrrrrrrrrr',
     rounds.map((r) => [
       r.runs,
       r.start_s,
@@ -170,12 +183,13 @@ async function main(): Promise<boolean> {
       r.wait_p99_s,
       r.wait_max_s,
       r.last_started_wait_s,
+      r.one_more_wait_s,
       r.postgres_cpu_ms_per_url,
       r.workers_cpu_ms_per_url,
     ]),
   );
   return rounds.every(
-    (r) => r.wait_max_s < TARGETS.first_url_s && r.last_started_wait_s < TARGETS.last_started_s,
+    (r) => r.wait_max_s < TARGETS.first_url_s && r.one_more_wait_s < TARGETS.last_started_s,
   );
 }
 

@@ -108,7 +108,7 @@ describe('a paused run counts what it stored', () => {
 });
 
 describe('thousands of runs at once', () => {
-  it('fetches a first URL of each of 2,000 slow runs started at once within 60 s of its start, the last started within 10 s', async () => {
+  it('fetches a first URL of each of 2,000 slow runs started at once within 60 s of its start, and of a run started beside them within 10 s', async () => {
     const RUNS = 2_000;
     const template = await createJob({ source: `${site.url}/page/0`, rate_limit: 0.5 });
     // Jobs made like the template, two pages each: one due at once, the other 2 minutes later.
@@ -138,13 +138,21 @@ describe('thousands of runs at once', () => {
     const runs = await tdb.db.run.findMany({ where: { id: { in: runIds } }, include: { job: true } });
     const waits = runs.map((run) => {
       const n = Number(run.job.source.match(/\/page\/(\d+)\{0,1\}$/)![1]);
-      return { startedAt: run.startedAt.getTime(), wait: firstHit.get(n)! - run.startedAt.getTime() };
+      return firstHit.get(n)! - run.startedAt.getTime();
     });
-    expect(Math.max(...waits.map((w) => w.wait))).toBeLessThan(60_000);
-    const last = waits.reduce((a, b) => (b.startedAt > a.startedAt ? b : a));
-    expect(last.wait).toBeLessThan(10_000);
+    expect(Math.max(...waits)).toBeLessThan(60_000);
     // None fetched its second page ahead of its rate limit.
     expect(hits()).toHaveLength(RUNS);
-    await tdb.db.run.updateMany({ where: { id: { in: runIds } }, data: { status: 'cancelled' } });
+
+    // A run started now, beside the 2,000 waiting on their rate limits, is not held back by them.
+    const lastId = await startRun(template);
+    await until(async () => hits().some((hit) => hit.path === '/page/0'), 10_000, 50);
+    const last = await tdb.db.run.findUniqueOrThrow({ where: { id: lastId } });
+    const fetchedAt = hits().find((hit) => hit.path === '/page/0')!.at;
+    expect(fetchedAt - last.startedAt.getTime()).toBeLessThan(10_000);
+    await tdb.db.run.updateMany({
+      where: { id: { in: [...runIds, lastId] } },
+      data: { status: 'cancelled' },
+    });
   }, 180_000);
 });
