@@ -1,5 +1,6 @@
 import { urlKey } from '@scrapejobs/crawl';
 import { newId } from '@scrapejobs/db';
+import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
 import { recordCount, storedRecords } from '../../../../../test/support/records.ts';
 import { type ClaimedUrl, Frontier } from './frontier.ts';
@@ -322,6 +323,33 @@ describe('RunStore', () => {
     await tdb.db.run.update({ where: { id: runId }, data: { status: 'success' } });
     await store.saveBatch(runId, { pages: [rowsOf(b!)], outcomes: [ok(b!)], found: [] });
     expect(await runOf(runId)).toEqual(expect.objectContaining({ successfulUrls: 1 }));
+  });
+
+  it('fails a page of more records than a stored page holds, without its records or links, and stores the rest', async () => {
+    const { runId } = await runningRun('https://example.com/[1-2]', crawl(10));
+    const [big, small] = await frontier.claim(runId, 2, LEASE_MS);
+    const records = MAX_RECORDS_LIMIT + 1;
+    const tooMany: PageRows = {
+      ...rowsOf(big!),
+      records,
+      json: JSON.stringify(Array.from({ length: records }, (_, i) => ({ title: `r${i}` }))),
+    };
+    await store.saveBatch(runId, {
+      pages: [tooMany, rowsOf(small!)],
+      outcomes: [ok(big!, records), ok(small!)],
+      found: [link(big!, 'https://example.com/from-big'), link(small!, 'https://example.com/from-small')],
+    });
+    expect(await runOf(runId)).toEqual(
+      expect.objectContaining({ successfulUrls: 1, failedUrls: 1, resultsCount: 2, totalUrls: 3 }),
+    );
+    const urls = await urlsOf(runId);
+    expect(urls.map((u) => [u.url, u.status, u.errorCode])).toEqual([
+      ['https://example.com/1', 'failed', 'EXTRACTION_ERROR'],
+      ['https://example.com/2', 'success', null],
+      ['https://example.com/from-small', 'pending', null],
+    ]);
+    expect(urls[0]!.errorMessage).toMatch(/more than 16384 records/);
+    expect((await storedRecords(tdb.db, runId)).map((r) => r.urlIndex)).toEqual([1, 1]);
   });
 
   it('fails only the page whose values PostgreSQL refuses, and stores the rest of its batch', async () => {

@@ -1,6 +1,7 @@
 import type { FailureCode } from '@scrapejobs/contracts';
 import type { Database, JobModel, RunModel } from '@scrapejobs/db';
 import { newRecordIdBase, Prisma } from '@scrapejobs/db';
+import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
 import { type RunFailure, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
@@ -66,6 +67,34 @@ const ACCEPTED_BEYOND_MAX_PAGES = 10_000;
 /** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
 const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
 
+/**
+ * The batch with every page of more records than a stored page holds (the results view numbers a
+ * page's records below MAX_RECORDS_LIMIT) failed with EXTRACTION_ERROR, its records and links
+ * dropped. Extraction never gives more; this keeps the view right whatever a writer sends.
+ */
+function withinPageLimit(batch: Batch): Batch {
+  const over = new Set(batch.pages.filter((page) => page.records > MAX_RECORDS_LIMIT).map((p) => p.urlIndex));
+  if (over.size === 0) return batch;
+  const message = (url: string) =>
+    `${url}: the page gave more than ${MAX_RECORDS_LIMIT} records, more than a stored page holds`;
+  return {
+    ...batch,
+    pages: batch.pages.filter((page) => !over.has(page.urlIndex)),
+    found: batch.found.filter((url) => !over.has(url.parentSeq)),
+    outcomes: batch.outcomes.map((outcome) => {
+      const page = over.has(outcome.seq) && batch.pages.find((p) => p.urlIndex === outcome.seq);
+      return page
+        ? {
+            ...outcome,
+            status: 'failed',
+            records: null,
+            failure: { code: 'EXTRACTION_ERROR', message: message(page.url) },
+          }
+        : outcome;
+    }),
+  };
+}
+
 /** A page's records as the columns of result_pages (one entry per page that gave records). */
 interface PageColumns {
   urlIndexes: number[];
@@ -119,7 +148,8 @@ export class RunStore {
    *
    * Returns how many outcomes were not written because their URL was no longer this claim's.
    */
-  async saveBatch(runId: string, batch: Batch): Promise<number> {
+  async saveBatch(runId: string, given: Batch): Promise<number> {
+    const batch = withinPageLimit(given);
     try {
       return await this.#insertBatch(runId, batch);
     } catch (err) {
