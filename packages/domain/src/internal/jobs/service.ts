@@ -14,7 +14,7 @@ import { type Database, isId, newId, Prisma, type RunTrigger, transaction } from
 import type { SecretBox } from '@scrapejobs/outbound';
 import { AppError, conflict, notFound, validationError } from '../errors.ts';
 import { type Job, type Run, toJob, toRun } from '../model.ts';
-import { outboxEvent } from '../outbox.ts';
+import { outboxDataSql, outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
 import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
@@ -46,6 +46,15 @@ export interface RunAnnouncer {
   /** Asks whichever workers hold the run's URLs to stop them now. */
   cancel(runId: string): Promise<void>;
 }
+
+/** job.started's data, built by the statement that starts the run from the job it updates. */
+const STARTED_DATA = outboxDataSql('job.started', {
+  job_id: 'id',
+  job_name: 'name',
+  run_id: '$5::text',
+  status: "'running'",
+  trigger: '$6::text',
+});
 
 const jsonOrNull = (v: unknown) => (v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue));
 const jsonText = (v: unknown) => (v === null ? null : JSON.stringify(v));
@@ -258,9 +267,7 @@ export class JobsService {
                                          'crawl', crawl, 'request', request)
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
-           SELECT $7, $2, $3::"Mode", id, 'job.started',
-                  jsonb_build_object('job_id', id, 'job_name', name, 'run_id', $5::text,
-                                     'status', 'running', 'trigger', $6::text), $4
+           SELECT $7, $2, $3::"Mode", id, 'job.started', ${STARTED_DATA}, $4
              FROM started`,
       values: [
         id,
