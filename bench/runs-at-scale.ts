@@ -23,7 +23,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase, newId } from '@scrapejobs/db';
-import { type Proc, startApp } from '../test/support/processes.ts';
+import { type Proc, scraperWorkerEnv, startApp } from '../test/support/processes.ts';
 import * as support from './support.ts';
 
 const args = support.parseOptions({ runs: '1,100,1000,5000', workers: '2', 'log-level': 'warn' });
@@ -56,11 +56,8 @@ async function main(): Promise<boolean> {
   const workers: Proc[] = [worker];
   for (let i = 1; i < WORKERS; i++) {
     const more = startApp('scraper-worker', {
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: support.REDIS_URL,
-      QUEUE_PREFIX: PREFIX,
+      ...scraperWorkerEnv(databaseUrl, PREFIX),
       LOG_LEVEL: args['log-level'],
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
     });
     support.track(more.child, 20_000);
     workers.push(more);

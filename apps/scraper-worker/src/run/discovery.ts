@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeUrl, originOf, parseRobots, type RobotsRules, robotsAllows } from '@scrapejobs/crawl';
 import type { ClaimedUrl, Frontier } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
@@ -120,7 +121,7 @@ export class Discovery {
       const got = await frontier.robots(runId, origin, ROBOTS_LEASE_MS);
       if (typeof got === 'object') return got.rules as StoredRobots;
       if (got === 'wait') {
-        await sleep(ROBOTS_POLL_MS, signal);
+        await sleep(ROBOTS_POLL_MS, undefined, { signal });
         continue;
       }
       const robots = await this.#fetchRobots(origin, signal);
@@ -149,20 +150,6 @@ export class Discovery {
     }
   }
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** `promise`, or the signal's reason once it aborts first. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

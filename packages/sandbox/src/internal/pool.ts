@@ -281,10 +281,7 @@ export class SandboxPool<In, Out> {
     // An idle thread never keeps its process alive; a busy one does.
     worker.unref();
     const slot = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-    let loaded = () => {};
-    const ready = new Promise<void>((resolve) => {
-      loaded = resolve;
-    });
+    const { promise: ready, resolve: loaded } = Promise.withResolvers<void>();
     const thread: Thread = { worker, sent: [], slot, timer: null, ending: null, ready, loaded };
     this.#threads.add(thread);
     worker.on('message', (reply: ReplyMessage) => {

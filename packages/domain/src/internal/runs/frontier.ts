@@ -136,8 +136,7 @@ export class Frontier {
 
   /**
    * No worker claims URLs of the run for `delayMs`: its user had no free place, or its job's next
-   * request start is that far away. It goes behind
-   * the other due runs, so those of users with places are looked at first.
+   * request start is that far away. It goes behind the other due runs meanwhile.
    */
   async postpone(runId: string, delayMs: number): Promise<void> {
     await this.#db.pool.query({

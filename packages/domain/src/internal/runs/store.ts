@@ -73,24 +73,20 @@ const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { 
  * dropped. Extraction never gives more; this keeps the view right whatever a writer sends.
  */
 function withinPageLimit(batch: Batch): Batch {
-  const over = new Set(batch.pages.filter((page) => page.records > MAX_RECORDS_LIMIT).map((p) => p.urlIndex));
+  // The URL of each page over the limit, by its seq.
+  const over = new Map(
+    batch.pages.filter((page) => page.records > MAX_RECORDS_LIMIT).map((page) => [page.urlIndex, page.url]),
+  );
   if (over.size === 0) return batch;
-  const message = (url: string) =>
-    `${url}: the page gave more than ${MAX_RECORDS_LIMIT} records, more than a stored page holds`;
   return {
     ...batch,
     pages: batch.pages.filter((page) => !over.has(page.urlIndex)),
     found: batch.found.filter((url) => !over.has(url.parentSeq)),
     outcomes: batch.outcomes.map((outcome) => {
-      const page = over.has(outcome.seq) && batch.pages.find((p) => p.urlIndex === outcome.seq);
-      return page
-        ? {
-            ...outcome,
-            status: 'failed',
-            records: null,
-            failure: { code: 'EXTRACTION_ERROR', message: message(page.url) },
-          }
-        : outcome;
+      const url = over.get(outcome.seq);
+      if (url === undefined) return outcome;
+      const message = `${url}: the page gave more than ${MAX_RECORDS_LIMIT} records, more than a stored page holds`;
+      return { ...outcome, status: 'failed', records: null, failure: { code: 'EXTRACTION_ERROR', message } };
     }),
   };
 }
