@@ -58,6 +58,7 @@ const args = support.parseOptions({
   'no-wait': false,
   'worker-node-options': '',
   'no-production-flags': false,
+  formats: '',
 });
 
 const WORKER_FLAGS = [
@@ -77,11 +78,17 @@ const TARGETS = { memory_mib: 300 };
 const DB_NAME = 'scrapejobs_bench_fleet';
 const PREFIX = support.benchPrefix('fleet');
 
-const queries = [
-  { name: 'title', type: 'css', query: 'h1' },
-  { name: 'links', type: 'css', query: 'li.item > a::attr(href)' },
-  { name: 'price', type: 'xpath', query: '//span[@class="price"]' },
-];
+/** With --formats (docs/api.md §17), the jobs keep each page's document instead of records. */
+const FORMATS = args.formats.split(',').filter(Boolean);
+const queries =
+  FORMATS.length > 0
+    ? []
+    : [
+        { name: 'title', type: 'css', query: 'h1' },
+        { name: 'links', type: 'css', query: 'li.item > a::attr(href)' },
+        { name: 'price', type: 'xpath', query: '//span[@class="price"]' },
+      ];
+const RECORDS_PER_PAGE = FORMATS.length > 0 ? 0 : ITEMS;
 
 // ---------------------------------------------------------------- processes
 
@@ -201,6 +208,25 @@ interface RunRow {
 
 // ---------------------------------------------------------------- ours
 
+/** The documents the runs stored: how many, and their bytes as JSON and as stored (compressed). */
+async function storedDocuments(databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ count: string; json: string; stored: string }>(
+      'SELECT count(*) AS count, avg(bytes) AS json, avg(octet_length(data)) AS stored FROM run_documents',
+    );
+    const row = rows[0]!;
+    return {
+      count: Number(row.count),
+      json_bytes_per_document: Math.round(Number(row.json)),
+      stored_bytes_per_document: Math.round(Number(row.stored)),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
 interface OursResult {
   round: number;
   pages: number;
@@ -283,7 +309,7 @@ async function runOurs(
     records += run.results_count;
     if (run.status !== 'success') problems.push(`j${k}: ${run.status} ${JSON.stringify(run.error)}`);
     if (run.successful_urls !== PAGES) problems.push(`j${k}: ${run.successful_urls} successful URLs`);
-    if (run.results_count !== PAGES * ITEMS) problems.push(`j${k}: ${run.results_count} records`);
+    if (run.results_count !== PAGES * RECORDS_PER_PAGE) problems.push(`j${k}: ${run.results_count} records`);
   }
   const durationS = (end - t0) / 1000;
   const pages = runs.reduce((n, r) => n + r.successful_urls, 0);
@@ -461,6 +487,7 @@ async function main() {
       source: `${site.url}/p/j${j}/[1-${PAGES}]`,
       rate_limit: 6000,
       queries,
+      ...(FORMATS.length > 0 && { formats: FORMATS }),
     });
     if (r.status !== 201) throw new Error(`POST /jobs answered ${r.status}: ${JSON.stringify(r.body)}`);
     jobIds.push(r.body.job_id);
@@ -474,6 +501,7 @@ async function main() {
     for (const v of CRAWLEE_VARIANTS) crawlee.push(await runCrawlee(round, v, urlsFile, site.child));
   }
   const workerHwm = support.memorySampler(worker.child.pid!).stop().vm_hwm_mib;
+  const documents = FORMATS.length > 0 ? await storedDocuments(databaseUrl) : null;
   await support.stopChild(worker.child);
   await support.stopChild(api.child);
 
@@ -500,6 +528,7 @@ async function main() {
       page_bytes: pageBytes,
       rate_limit: 6000,
       queries,
+      formats: FORMATS,
       scraper_concurrency: 'default (4)',
       run_url_concurrency: 'default (8)',
       log_level: LOG_LEVEL,
@@ -511,6 +540,7 @@ async function main() {
     ours,
     crawlee,
     worker_vm_hwm_mib: workerHwm,
+    documents,
     site_requests: siteStats,
     profile,
     targets: {

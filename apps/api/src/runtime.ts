@@ -213,13 +213,13 @@ function registerFrontierMetrics(registry: Registry, db: Database): void {
   });
   new Gauge({
     name: 'scrape_results_bytes',
-    help: "Disk used by stored runs' data, by table (with its indexes and TOAST): result_pages, run_urls, run_changes, run_screenshots.",
+    help: "Disk used by stored runs' data, by table (with its indexes and TOAST): result_pages, run_urls, run_changes, run_screenshots, run_documents.",
     labelNames: ['table'] as const,
     registers: [registry],
     async collect() {
       const { rows } = await db.pool.query<{ name: string; bytes: string }>(
         `SELECT t AS name, pg_total_relation_size(t::regclass)::text AS bytes
-           FROM unnest(ARRAY['result_pages', 'run_urls', 'run_changes', 'run_screenshots']) AS t`,
+           FROM unnest(ARRAY['result_pages', 'run_urls', 'run_changes', 'run_screenshots', 'run_documents']) AS t`,
       );
       for (const row of rows) this.set({ table: row.name }, Number(row.bytes));
     },

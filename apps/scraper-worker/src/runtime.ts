@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
 import { Frontier, RetentionSweep, RunAnalysis, RunStore } from '@scrapejobs/domain';
+import { ExtractionError } from '@scrapejobs/extraction';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { secretBoxOf } from '@scrapejobs/outbound';
@@ -21,6 +22,9 @@ const ANALYSIS_POLL_MS = 1_000;
 const ANALYSIS_TIMEOUT_MS = 10 * 60_000;
 /** How often a worker deletes runs past their retention (any worker; they skip each other's runs). */
 const RETENTION_EVERY_MS = 10 * 60_000;
+
+/** Whose share of the extraction threads change tracking's diffs take. */
+const ANALYSIS_OWNER = 'analysis';
 
 /**
  * A scraper worker process, every part built once: start takes URLs from the frontier; stop
@@ -91,7 +95,16 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     max: 2,
     queryTimeoutMs: ANALYSIS_TIMEOUT_MS,
   });
-  const analyst = new Analyst(new RunAnalysis(analysisDb, config.PUBLIC_BASE_URL), log);
+  const analyst = new Analyst(
+    new RunAnalysis(analysisDb, config.PUBLIC_BASE_URL, (before, after) =>
+      extractor.diff(ANALYSIS_OWNER, { before, after }).catch((err: unknown) => {
+        // A diff past the threads' limits is noted in its place; any other failure retries the analysis.
+        if (!(err instanceof ExtractionError)) throw err;
+        return `(no diff: ${err.message})`;
+      }),
+    ),
+    log,
+  );
   const retention = new RetentionSweep(db, { defaultDays: config.RESULTS_RETENTION_DAYS });
   const sweep = async () => {
     const { runs, deleted } = await retention.sweep();

@@ -156,8 +156,21 @@ describe('bad input', () => {
         ['results', 'download', 'job_x', '--format', 'pdf'],
         {},
         2,
-        /--format must be one of json, csv, xlsx, sql/,
+        /--format must be one of json, jsonl, csv, xlsx, sql, got "pdf"/,
       ],
+      [
+        ['results', 'download', 'job_x', '--content', 'pages'],
+        {},
+        2,
+        /--content must be one of records, documents, got "pages"/,
+      ],
+      [
+        ['documents', 'job_x', 'run_x', '--format', 'html'],
+        {},
+        2,
+        /--format must be one of jsonl, json, markdown, got "html"/,
+      ],
+      [['documents', 'job_x'], {}, 2, /missing <run_id>/],
       [[], {}, 2, /^usage: scrapejobs/],
     ];
     const results = await Promise.all(cases.map(([args, env]) => cli(args, { env })));
@@ -290,6 +303,85 @@ describe('a job that ran', () => {
 
     const piped = await cli(['results', 'download', jobId, '--format', 'csv']);
     expect(piped).toMatchObject({ code: 0, stdout: direct.toString('utf8'), stderr: '' });
+  });
+});
+
+describe('a job that keeps documents', () => {
+  let jobId: string;
+  let runId: string;
+  let pages: string[];
+
+  beforeAll(async () => {
+    pages = [1, 2].map((n) => `${site.url}/page/${n}`);
+    jobId = await createJob({
+      source: `${site.url}/page/[1-2]`,
+      queries: [],
+      formats: ['markdown', 'metadata'],
+      content: { only_main_content: false },
+      change_tracking: { key: [], content: true },
+    });
+    const ran = await cli(['jobs', 'run', jobId, '--wait', '--interval', '0.1', '--json']);
+    runId = (JSON.parse(ran.stdout) as { run_id: string }).run_id;
+    const client = new ScrapeJobs({ apiKey: key, baseUrl: stack.baseUrl });
+    await until(async () => (await client.runs.get(jobId, runId)).changes, 15_000);
+  });
+
+  it('prints its documents as JSON Lines, as a JSON array, and one by --url', async () => {
+    const lines = await cli(['documents', jobId, runId]);
+    expect(lines).toMatchObject({ code: 0, stderr: '' });
+    const documents = lines.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { url: string; markdown: string; metadata: { title: string } });
+    expect(documents.map((d) => [d.url, d.metadata.title])).toEqual([
+      [pages[0], 'Page 1'],
+      [pages[1], 'Page 2'],
+    ]);
+    expect(documents[0]!.markdown).toContain('Item 0');
+
+    const array = await cli(['documents', jobId, runId, '--format', 'json']);
+    expect(JSON.parse(array.stdout)).toEqual(documents);
+    expect(JSON.parse((await cli(['documents', jobId, runId, '--json'])).stdout)).toEqual(documents);
+    const one = await cli(['documents', jobId, runId, '--url', pages[1]!, '--format', 'json']);
+    expect(JSON.parse(one.stdout)).toEqual([documents[1]]);
+    const first = await cli(['documents', jobId, runId, '--limit', '1']);
+    expect(first.stdout).toBe(`${JSON.stringify(documents[0])}\n`);
+  });
+
+  it("prints each document's markdown under a # <url> line", async () => {
+    const documents = JSON.parse((await cli(['documents', jobId, runId, '--json'])).stdout) as {
+      url: string;
+      markdown: string;
+    }[];
+    const ran = await cli(['documents', jobId, runId, '--format', 'markdown']);
+    expect(ran).toMatchObject({ code: 0, stderr: '' });
+    expect(ran.stdout).toBe(
+      documents.map((d) => `# ${d.url}\n\n${d.markdown.replace(/\n+$/, '')}\n`).join('\n'),
+    );
+  });
+
+  it('downloads its documents as JSON Lines, exactly the bytes the API serves', async () => {
+    const direct = await (
+      await fetch(`${stack.baseUrl}/jobs/${jobId}/download?content=documents&format=jsonl`, {
+        headers: { Authorization: `Bearer ${key}` },
+      })
+    ).text();
+    expect(direct.trimEnd().split('\n')).toHaveLength(2);
+    const ran = await cli(['results', 'download', jobId, '--content', 'documents', '--format', 'jsonl']);
+    expect(ran).toMatchObject({ code: 0, stdout: direct, stderr: '' });
+    const refused = await cli(['results', 'download', jobId, '--content', 'documents', '--format', 'csv']);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/^scrapejobs: validation_error \(HTTP 400\): .*format: /);
+  });
+
+  it("lists its pages' changes with their counts", async () => {
+    const ran = await cli(['changes', jobId, runId]);
+    const [summary, header, ...rows] = ran.stdout.trimEnd().split('\n');
+    expect(summary).toBe(
+      `${runId} against (no base run): 0 added, 0 removed, 0 changed, 0 unchanged, 0 duplicate_keys; pages: 2 added, 0 removed, 0 changed, 0 unchanged`,
+    );
+    expect(header).toMatch(/^TYPE\s+KIND\s+KEY\s+CHANGED_FIELDS\s+DATA$/);
+    expect(rows.map((r) => r.split(/\s+/).slice(0, 3))).toEqual(pages.map((url) => ['added', 'page', url]));
   });
 });
 

@@ -9,6 +9,7 @@ import {
   changeListSchema,
   deliveryListSchema,
   deliverySchema,
+  documentListSchema,
   jobDetailSchema,
   jobListSchema,
   resultListSchema,
@@ -39,11 +40,21 @@ import { type Stack, startStack } from './testing/stack.ts';
 let stack: Stack;
 let site: Awaited<ReturnType<typeof startSite>>;
 let dir: string;
+/** What `/news/a` says (`/news/b` never changes): page changes between runs. */
+let news = 'Version 1';
 
 beforeAll(async () => {
   [stack, site, dir] = await Promise.all([
     startStack({ workers: ['scraper-worker', 'webhook-worker'] }),
-    startSite(),
+    startSite((req, res) => {
+      const page = /^\/news\/([ab])$/.exec(req.url ?? '')?.[1];
+      if (!page) return false;
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.end(
+        `<!doctype html><html><head><title>News ${page}</title></head><body><main><h1>News ${page}</h1><p>${page === 'a' ? news : 'Always the same'}</p></main></body></html>`,
+      );
+      return true;
+    }),
     mkdtemp(join(tmpdir(), 'scrapejobs-client-')),
   ]);
 });
@@ -282,8 +293,144 @@ it("lists a tracked run's changes page by page, with its summary, and by type", 
   });
   const all = await collect(client.runs.iterateChanges(job.job_id, run.run_id, { limit: 4 }));
   expect(all).toHaveLength(6);
-  expect(all.every((c) => c.type === 'added' && c.previous === null && c.data !== null)).toBe(true);
+  expect(
+    all.every((c) => !('kind' in c) && c.type === 'added' && c.previous === null && c.data !== null),
+  ).toBe(true);
   expect(await collect(client.runs.iterateChanges(job.job_id, run.run_id, { type: 'removed' }))).toEqual([]);
+});
+
+describe("a run's documents", () => {
+  let client: ScrapeJobs;
+  let jobId: string;
+  let runId: string;
+  let pages: string[];
+
+  beforeAll(async () => {
+    pages = [1, 2, 3].map((n) => `${site.url}/page/${n}`);
+    client = await newClient();
+    const job = await client.jobs.create(
+      jobBody({
+        source: `${site.url}/page/[1-3]`,
+        queries: [],
+        formats: ['markdown', 'links', 'metadata'],
+        // The whole body: a page that is one list of links has no main content to keep.
+        content: { only_main_content: false },
+      }),
+    );
+    expect(job).toMatchObject({
+      queries: [],
+      formats: ['markdown', 'links', 'metadata'],
+      content: { only_main_content: false, include_tags: [], exclude_tags: [] },
+    });
+    jobId = job.job_id;
+    runId = (await runToEnd(client, jobId)).run_id;
+  });
+
+  it('are listed page by page in the run’s URL order, with the formats the job asked for', async () => {
+    const page = await client.runs.documents(jobId, runId, { limit: 2 });
+    documentListSchema.parse(page);
+    expect(page).toMatchObject({ job_id: jobId, run_id: runId, count: 2, next_cursor: expect.any(String) });
+    const all = await collect(client.runs.iterateDocuments(jobId, runId, { limit: 2 }));
+    expect(all.map((d) => d.url)).toEqual(pages);
+    expect(all[0]).toEqual({
+      url: pages[0],
+      status_code: 200,
+      markdown: expect.stringContaining('Item 0'),
+      links: expect.arrayContaining([`${site.url}/item/0`, `${site.url}/item/2`]),
+      metadata: expect.objectContaining({ title: 'Page 1', url: pages[0], status_code: 200 }),
+      truncated: [],
+    });
+  });
+
+  it('are filtered by url', async () => {
+    const one = await client.runs.documents(jobId, runId, { url: pages[1] });
+    expect(one).toMatchObject({ count: 1, next_cursor: null });
+    expect(one.documents[0]!.metadata!.title).toBe('Page 2');
+    expect(await collect(client.runs.iterateDocuments(jobId, runId, { url: `${site.url}/nowhere` }))).toEqual(
+      [],
+    );
+  });
+
+  it('are downloaded as JSON Lines and as JSON, the same documents the list shows; never as CSV', async () => {
+    const listed = await collect(client.runs.iterateDocuments(jobId, runId));
+    const opened = await client.results.open(jobId, { content: 'documents', format: 'jsonl' });
+    expect(opened.filename).toBe(`${jobId}-${runId}-documents.jsonl`);
+    const lines = Buffer.concat(await opened.body.toArray())
+      .toString('utf8')
+      .trimEnd()
+      .split('\n');
+    expect(lines.map((l) => JSON.parse(l))).toEqual(listed);
+    const path = join(dir, 'documents.json');
+    await client.results.download(jobId, { content: 'documents', run_id: runId, to: path });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(listed);
+
+    const refused = await client.results
+      .open(jobId, { content: 'documents', format: 'csv' })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused).toMatchObject({ details: { format: expect.any(String) } });
+  });
+
+  it("are kept apart from a run's records, which download as JSON Lines too", async () => {
+    const records = await client.jobs.create(jobBody({ source: `${site.url}/page/1` }));
+    await runToEnd(client, records.job_id);
+    const opened = await client.results.open(records.job_id, { format: 'jsonl' });
+    const rows = Buffer.concat(await opened.body.toArray())
+      .toString('utf8')
+      .trimEnd()
+      .split('\n');
+    expect(rows.map((l) => JSON.parse(l) as { title: string })).toEqual([
+      expect.objectContaining({ url: `${site.url}/page/1`, title: 'Item 0' }),
+      expect.objectContaining({ title: 'Item 1' }),
+      expect.objectContaining({ title: 'Item 2' }),
+    ]);
+  });
+});
+
+it("lists the pages whose markdown changed between runs, with their diffs and counts, beside the records' changes", async () => {
+  const client = await newClient();
+  const job = await client.jobs.create(
+    jobBody({
+      source: `${site.url}/news/{a,b}`,
+      queries: [],
+      formats: ['markdown'],
+      change_tracking: { key: [], content: true },
+    }),
+  );
+  expect(job.change_tracking).toEqual({ key: [], content: true });
+  const compared = async () => {
+    const run = await runToEnd(client, job.job_id);
+    await until(async () => (await client.runs.get(job.job_id, run.run_id)).changes, 15_000);
+    return run.run_id;
+  };
+  news = 'Version 1';
+  const first = await compared();
+  const added = await collect(client.runs.iterateChanges(job.job_id, first));
+  expect(added).toEqual([
+    { kind: 'page', type: 'added', url: `${site.url}/news/a`, diff: expect.stringContaining('+Version 1') },
+    { kind: 'page', type: 'added', url: `${site.url}/news/b`, diff: expect.any(String) },
+  ]);
+
+  news = 'Version 2';
+  const second = await compared();
+  const page = await client.runs.changes(job.job_id, second);
+  changeListSchema.parse(page);
+  expect(page.summary).toEqual({
+    added: 0,
+    removed: 0,
+    changed: 0,
+    unchanged: 0,
+    duplicate_keys: 0,
+    pages: { added: 0, removed: 0, changed: 1, unchanged: 1 },
+  });
+  expect(page.changes).toEqual([
+    {
+      kind: 'page',
+      type: 'changed',
+      url: `${site.url}/news/a`,
+      diff: expect.stringMatching(/^-Version 1$[\s\S]*^\+Version 2$/m),
+    },
+  ]);
 });
 
 it("fetches a rendered URL's screenshot by index and by its screenshot_url", async () => {

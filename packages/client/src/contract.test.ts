@@ -69,16 +69,25 @@ describe('the type-check', () => {
     // Relative specifiers, so that TypeScript treats them as the repository's own files.
     const from = (path: string) => JSON.stringify(relative(dir, join(ROOT, path)));
     // Each line marked DRIFT stands for a contract change the client's types do not follow.
-    const drift = `import { createJobSchema, jobDetailSchema, runSchema, webhookSchema } from ${from('packages/contracts/src/index.ts')};
+    const drift = `import { changeListSchema, createJobSchema, documentListSchema, downloadQuerySchema, jobDetailSchema, listDocumentsQuerySchema, runSchema, webhookSchema } from ${from('packages/contracts/src/index.ts')};
 import type { ScrapeJobs } from ${from('packages/client/src/index.ts')};
-import { body, responds } from ${from('packages/client/src/testing/endpoints.ts')};
+import { body, query, responds } from ${from('packages/client/src/testing/endpoints.ts')};
 const client = undefined as unknown as ScrapeJobs;
+const [recordChange] = changeListSchema.shape.changes.element.options;
+const documentSchema = documentListSchema.shape.documents.element;
 responds(200, jobDetailSchema, () => client.jobs.get);
+responds(200, documentListSchema, () => client.runs.documents);
+query(listDocumentsQuerySchema, () => client.runs.documents, 2);
+query(downloadQuerySchema, () => client.results.open, 1);
 responds(200, jobDetailSchema.omit({ mode: true }), () => client.jobs.get); // DRIFT: a field removed
 responds(200, jobDetailSchema.extend({ archived: jobDetailSchema.shape.name }), () => client.jobs.get); // DRIFT: a field added
 responds(200, webhookSchema.extend({ active: webhookSchema.shape.url }), () => client.webhooks.get); // DRIFT: a type changed
 responds(200, runSchema.partial(), () => client.runs.get); // DRIFT: fields made optional
 body(createJobSchema.extend({ priority: jobDetailSchema.shape.rate_limit }), () => client.jobs.create, 0); // DRIFT: a body field added
+responds(200, changeListSchema.extend({ changes: recordChange.array() }), () => client.runs.changes); // DRIFT: a union narrowed
+responds(200, documentListSchema.extend({ documents: documentSchema.omit({ truncated: true }).array() }), () => client.runs.documents); // DRIFT: a nested field removed
+query(listDocumentsQuerySchema.extend({ format: listDocumentsQuerySchema.shape.url }), () => client.runs.documents, 2); // DRIFT: a query field added
+query(downloadQuerySchema.omit({ content: true }), () => client.results.open, 1); // DRIFT: a query field removed
 `;
     await writeFile(join(dir, 'drift.ts'), drift);
     await writeFile(join(dir, 'package.json'), '{"type": "module"}');

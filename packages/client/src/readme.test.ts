@@ -89,9 +89,9 @@ const envFor = (over: Record<string, string> = {}) => ({
 });
 
 describe('the README', () => {
-  it('runs its client examples in order: a job created, run, read and downloaded, a refusal, a patient client', async () => {
+  it('runs its client examples in order: a job created, run, read and downloaded, its pages read, a refusal, a patient client', async () => {
     const examples = blocks('ts').filter((code) => !code.includes('createServer('));
-    expect(examples).toHaveLength(4);
+    expect(examples).toHaveLength(5);
     const path = await script('examples.ts', examples.join('\n'));
     const ran = await collect(spawn(process.execPath, [path], { cwd: dir, env: envFor() })).done;
     expect(ran.code).toBe(0);
@@ -105,6 +105,8 @@ describe('the README', () => {
     expect(csv.split('\r\n')[0]).toBe('url,scraped_at,title,price');
     expect(ran.stdout).toContain(`records.csv: ${Buffer.byteLength(csv)} bytes of text/csv; charset=utf-8`);
     expect(ran.stderr).toMatch(new RegExp(`\\r${Buffer.byteLength(csv)} bytes$`));
+    const pages = lines.filter((line) => line.includes('“Page '));
+    expect(pages).toEqual([1, 2, 3].map((n) => `${site.url}/page/${n}: “Page ${n}”, 3 links`));
     expect(ran.stdout).toMatch(
       /validation_error 400 \{\s+source: 'must be an absolute http or https URL',\s+queries: /,
     );

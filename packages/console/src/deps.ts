@@ -23,7 +23,7 @@ export interface ConsoleServices {
     | 'screenshot'
   >;
   accounts: Pick<Accounts, 'authenticate' | 'current'>;
-  results: Pick<ResultsService, 'list' | 'download'>;
+  results: Pick<ResultsService, 'list' | 'download' | 'listDocuments'>;
   webhooks: Pick<
     WebhooksService,
     'list' | 'get' | 'create' | 'delete' | 'listDeliveries' | 'resend' | 'test'

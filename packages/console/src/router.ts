@@ -9,6 +9,7 @@ import { Kit, serviceFailure } from './http/kit.ts';
 import { readCookie, SESSION_COOKIE, SessionStore } from './http/session.ts';
 import { SignInLimiter } from './http/sign-in-limit.ts';
 import { authRoutes, modeRoutes } from './routes/auth.ts';
+import { documentsRoutes } from './routes/documents.ts';
 import { jobsRoutes } from './routes/jobs.ts';
 import { keysRoutes } from './routes/keys.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
@@ -93,6 +94,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   modeRoutes(router, kit);
   keysRoutes(router, kit, deps.services);
   jobsRoutes(router, kit, deps);
+  documentsRoutes(router, kit, deps);
   webhooksRoutes(router, kit, deps.services);
 
   router.use((req: Request, res: Response) => {

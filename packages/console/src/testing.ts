@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createJobSchema } from '@scrapejobs/contracts';
+import { createJobSchema, issuesToDetails } from '@scrapejobs/contracts';
 import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
@@ -101,10 +101,14 @@ export async function consoleFixture(email: string): Promise<ConsoleFixture> {
           test: unused,
         },
       },
+      // The API's schema and its 400 (the checks beyond the schema are the API's, tested there).
       parseJob: async (raw) => {
         if (fixture.parseDetails)
           throw validationError(fixture.parseDetails, 'The job configuration is invalid.');
-        return createJobSchema.parse(raw);
+        const parsed = createJobSchema.safeParse(raw);
+        if (!parsed.success)
+          throw validationError(issuesToDetails(parsed.error.issues), 'The job configuration is invalid.');
+        return parsed.data;
       },
       formKey: randomBytes(32),
       secureCookies: false,

@@ -25,6 +25,8 @@ export const changeTrackingSchema = z.strictObject({
       });
     })
     .default([]),
+  /** Each page's markdown is compared with the base run's too (docs/api.md §17); shown only when set. */
+  content: z.boolean().optional(),
 });
 
 export type ChangeTracking = z.output<typeof changeTrackingSchema>;
@@ -63,17 +65,29 @@ export const changeSchema = z.object({
   changed_fields: z.array(z.string()).describe('the names whose values differ; empty unless changed'),
 });
 
+/** A page whose markdown was added, removed or changed (change_tracking.content, docs/api.md §17). */
+export const pageChangeSchema = z.object({
+  kind: z.literal('page'),
+  type: z.enum(CHANGE_TYPES),
+  url: z.string(),
+  diff: z.string().describe('a unified diff of the markdown, at most 64 KiB'),
+});
+
 export const changeListSchema = z.object({
   job_id: z.string(),
   run_id: z.string(),
   base_run_id: z.string().nullable(),
-  summary: runChangesSchema.extend({ duplicate_keys: z.int() }),
-  changes: z.array(changeSchema),
+  summary: runChangesSchema.extend({
+    duplicate_keys: z.int(),
+    pages: runChangesSchema.optional().describe('with change_tracking.content: the pages compared'),
+  }),
+  changes: z.array(z.union([changeSchema, pageChangeSchema])),
   count: z.int(),
   next_cursor: z.string().nullable(),
 });
 
 export type ChangeView = z.infer<typeof changeSchema>;
+export type PageChangeView = z.infer<typeof pageChangeSchema>;
 export type ChangeSummary = z.infer<typeof changeListSchema>['summary'];
 
 /** `changes=` of GET /jobs/{id}/download: a comma list of change types, each once. */

@@ -3,6 +3,7 @@ export type {
   ChangeTracking,
   ChangeTypeName,
   ChangeView,
+  PageChangeView,
   RunHealth,
 } from './changes.ts';
 export {
@@ -14,6 +15,7 @@ export {
   healthSchema,
   listChangesQuerySchema,
   MAX_KEY_NAMES,
+  pageChangeSchema,
   runChangesSchema,
   unknownKeyNames,
 } from './changes.ts';
@@ -21,9 +23,11 @@ export type { ErrorBody, ErrorStatus } from './errors.ts';
 export { ERROR_CODES, errorBodySchema } from './errors.ts';
 export { formatPath, issuesToDetails } from './issues.ts';
 export type {
+  Content,
   Crawl,
   CreateJobInput,
   FollowQuery,
+  FormatName,
   JobDetail,
   JobListItem,
   JobStatusName,
@@ -37,9 +41,12 @@ export type {
   UrlStatusName,
 } from './jobs.ts';
 export {
+  contentSchema,
   crawlSchema,
   createJobSchema,
+  FORMATS,
   followQuerySchema,
+  formatsSchema,
   JOB_STATUSES,
   jobDetailSchema,
   jobListItemSchema,
@@ -47,6 +54,7 @@ export {
   listJobsQuerySchema,
   listRunsQuerySchema,
   listRunUrlsQuerySchema,
+  noQueriesIssue,
   proxyConfigSchema,
   QUERY_TYPES,
   querySchema,
@@ -63,10 +71,22 @@ export {
 } from './jobs.ts';
 export type { RenderAction, RequestCookie, RequestSettings } from './request.ts';
 export { renderActionSchema, requestSchema, SECRET_MASK } from './request.ts';
-export type { DownloadFormat, ResultList, ResultView } from './results.ts';
+export type {
+  DocumentList,
+  DocumentView,
+  DownloadContent,
+  DownloadFormat,
+  ResultList,
+  ResultView,
+} from './results.ts';
 export {
+  DOCUMENT_DOWNLOAD_FORMATS,
+  DOWNLOAD_CONTENTS,
   DOWNLOAD_FORMATS,
+  documentListSchema,
+  documentSchema,
   downloadQuerySchema,
+  listDocumentsQuerySchema,
   listResultsQuerySchema,
   resultListSchema,
   resultSchema,

@@ -100,6 +100,24 @@ export const crawlSchema = z.strictObject({
   sitemap: z.boolean().default(false),
 });
 
+/** What a job keeps of each page beyond its records (docs/api.md §17). */
+export const FORMATS = ['markdown', 'html', 'raw_html', 'links', 'metadata', 'screenshot'] as const;
+export type FormatName = (typeof FORMATS)[number];
+
+export const formatsSchema = z
+  .array(z.enum(FORMATS))
+  .max(FORMATS.length)
+  .refine((a) => new Set(a).size === a.length, 'values must be unique');
+
+const selectors = z.array(z.string().min(1).max(500)).max(50).default([]);
+
+/** The `content` job field (docs/api.md §17): which parts of a page its document keeps. */
+export const contentSchema = z.strictObject({
+  only_main_content: z.boolean().default(true),
+  include_tags: selectors,
+  exclude_tags: selectors,
+});
+
 const source = z
   .string()
   .max(2048)
@@ -108,7 +126,9 @@ const source = z
 const jobFields = {
   name: trimmed(1, 200),
   source,
-  queries: z.array(querySchema).min(1).max(50),
+  queries: z.array(querySchema).max(50),
+  formats: formatsSchema,
+  content: contentSchema.nullable(),
   rate_limit: z.number().min(0.001).max(6000),
   scheduling: schedulingSchema.nullable(),
   render_config: renderConfigSchema.nullable(),
@@ -119,18 +139,32 @@ const jobFields = {
   retention_days: z.int().min(1).max(3650).nullable(),
 };
 
+/** The 400 of a job with neither queries nor formats, at `queries`; null when it has one. */
+export const noQueriesIssue = (queries: readonly unknown[], formats: readonly unknown[]): string | null =>
+  queries.length === 0 && formats.length === 0
+    ? 'must have at least one query, unless formats names at least one'
+    : null;
+
 /** POST /jobs body (docs/api.md §3.1). */
-export const createJobSchema = z.strictObject({
-  ...jobFields,
-  rate_limit: jobFields.rate_limit.default(10),
-  scheduling: jobFields.scheduling.default(null),
-  render_config: jobFields.render_config.default(null),
-  proxy_config: jobFields.proxy_config.default(null),
-  crawl: jobFields.crawl.default(null),
-  change_tracking: jobFields.change_tracking.default(null),
-  request: jobFields.request.default(null),
-  retention_days: jobFields.retention_days.default(null),
-});
+export const createJobSchema = z
+  .strictObject({
+    ...jobFields,
+    queries: jobFields.queries.default([]),
+    formats: jobFields.formats.default([]),
+    content: jobFields.content.default(null),
+    rate_limit: jobFields.rate_limit.default(10),
+    scheduling: jobFields.scheduling.default(null),
+    render_config: jobFields.render_config.default(null),
+    proxy_config: jobFields.proxy_config.default(null),
+    crawl: jobFields.crawl.default(null),
+    change_tracking: jobFields.change_tracking.default(null),
+    request: jobFields.request.default(null),
+    retention_days: jobFields.retention_days.default(null),
+  })
+  .superRefine((job, ctx) => {
+    const issue = noQueriesIssue(job.queries, job.formats);
+    if (issue) ctx.addIssue({ code: 'custom', path: ['queries'], message: issue });
+  });
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
 const READ_ONLY = [
@@ -163,6 +197,7 @@ export type Scheduling = z.output<typeof schedulingSchema>;
 export type RenderConfig = z.output<typeof renderConfigSchema>;
 export type ProxyConfig = z.output<typeof proxyConfigSchema>;
 export type Crawl = z.output<typeof crawlSchema>;
+export type Content = z.output<typeof contentSchema>;
 export type FollowQuery = z.output<typeof followQuerySchema>;
 export type CreateJobInput = z.output<typeof createJobSchema>;
 export type UpdateJobInput = z.output<typeof updateJobSchema>;
@@ -198,6 +233,8 @@ export const jobDetailSchema = jobListItemSchema.extend({
   updated_at: timestamp,
   rate_limit: z.number(),
   queries: z.array(querySchema),
+  formats: z.array(z.enum(FORMATS)),
+  content: contentSchema.nullable(),
   scheduling: schedulingSchema.nullable(),
   render_config: renderConfigSchema.nullable(),
   proxy_config: proxyConfigSchema.nullable(),

@@ -1,8 +1,15 @@
 import { z } from 'zod';
 import { changesParamSchema } from './changes.ts';
 
-export const DOWNLOAD_FORMATS = ['json', 'csv', 'xlsx', 'sql'] as const;
+export const DOWNLOAD_FORMATS = ['json', 'jsonl', 'csv', 'xlsx', 'sql'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+
+/** What a download holds: the run's records, or its pages' documents (docs/api.md §17). */
+export const DOWNLOAD_CONTENTS = ['records', 'documents'] as const;
+export type DownloadContent = (typeof DOWNLOAD_CONTENTS)[number];
+
+/** The formats a download of documents may have. */
+export const DOCUMENT_DOWNLOAD_FORMATS: readonly DownloadFormat[] = ['json', 'jsonl'];
 
 // An id that is unknown or malformed is a 404 (docs/api.md §1), so run_id is any string here.
 const runId = z.string().describe('A run of this job; default: the latest run that has ended');
@@ -15,11 +22,31 @@ export const listResultsQuerySchema = z.strictObject({
 });
 
 /** GET /jobs/{id}/download query string (docs/api.md §5). */
-export const downloadQuerySchema = z.strictObject({
-  format: z.enum(DOWNLOAD_FORMATS).default('json'),
-  run_id: runId.optional(),
-  changes: changesParamSchema.optional(),
-});
+export const downloadQuerySchema = z
+  .strictObject({
+    format: z.enum(DOWNLOAD_FORMATS).default('json'),
+    content: z
+      .enum(DOWNLOAD_CONTENTS)
+      .default('records')
+      .describe("the run's records, or its pages' documents (json or jsonl only)"),
+    run_id: runId.optional(),
+    changes: changesParamSchema.optional(),
+  })
+  .superRefine((query, ctx) => {
+    if (query.content !== 'documents') return;
+    if (!DOCUMENT_DOWNLOAD_FORMATS.includes(query.format))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['format'],
+        message: `must be ${DOCUMENT_DOWNLOAD_FORMATS.join(' or ')} with content=documents`,
+      });
+    if (query.changes)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['changes'],
+        message: 'is for records only, not with content=documents',
+      });
+  });
 
 export const resultSchema = z.object({
   result_id: z.string(),
@@ -39,3 +66,54 @@ export const resultListSchema = z.object({
 
 export type ResultView = z.infer<typeof resultSchema>;
 export type ResultList = z.infer<typeof resultListSchema>;
+
+/** GET /jobs/{id}/runs/{run_id}/documents query string (docs/api.md §17). */
+export const listDocumentsQuerySchema = z.strictObject({
+  url: z.string().max(2048).optional().describe('only the document of this URL (as asked, before redirects)'),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+const metadataSchema = z
+  .object({
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    language: z.string().nullable(),
+    canonical_url: z.string().nullable(),
+    keywords: z.string().nullable(),
+    robots: z.string().nullable(),
+    favicon: z.string().nullable(),
+    og: z.record(z.string(), z.string()),
+    twitter: z.record(z.string(), z.string()),
+    published_time: z.string().nullable(),
+    modified_time: z.string().nullable(),
+    json_ld: z.array(z.unknown()),
+    status_code: z.int().nullable(),
+    content_type: z.string().nullable(),
+    source_url: z.string(),
+    url: z.string(),
+  })
+  .catchall(z.unknown())
+  .describe("a PDF's adds its own fields: author, pages, …");
+
+export const documentSchema = z.object({
+  url: z.string().describe('the URL as asked (metadata.url is where it ended after redirects)'),
+  status_code: z.int().nullable(),
+  markdown: z.string().optional(),
+  html: z.string().optional(),
+  raw_html: z.string().optional(),
+  links: z.array(z.string()).optional(),
+  metadata: metadataSchema.optional(),
+  truncated: z.array(z.string()).describe('the values cut at their limit'),
+});
+
+export const documentListSchema = z.object({
+  job_id: z.string(),
+  run_id: z.string(),
+  documents: z.array(documentSchema),
+  count: z.int(),
+  next_cursor: z.string().nullable(),
+});
+
+export type DocumentView = z.infer<typeof documentSchema>;
+export type DocumentList = z.infer<typeof documentListSchema>;

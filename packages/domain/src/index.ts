@@ -48,6 +48,7 @@ export {
 } from './internal/principal.ts';
 export { toResultView } from './internal/results/presenter.ts';
 export {
+  type DocumentPage,
   type Download,
   type ResultPage,
   type ResultsOptions,
@@ -77,6 +78,7 @@ export {
   type RunEnding,
   RunStore,
   type Screenshot,
+  type StoredDocument,
   type UrlOutcome,
 } from './internal/runs/store.ts';
 export type { RunUrlsQuery } from './internal/runs/urls.ts';

@@ -6,6 +6,7 @@ export {
   compileJob,
   extract,
   extractPage,
+  extractText,
   type PageExtraction,
   type QuerySpec,
 } from './internal/job.ts';

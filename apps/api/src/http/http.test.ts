@@ -341,6 +341,7 @@ describe('health, readiness and docs', () => {
         '/jobs/{id}/runs',
         '/jobs/{id}/runs/{run_id}',
         '/jobs/{id}/runs/{run_id}/urls',
+        '/jobs/{id}/runs/{run_id}/documents',
       ]),
     );
     const urls = doc.paths['/jobs/{id}/runs/{run_id}/urls'].get;
@@ -375,7 +376,15 @@ describe('health, readiness and docs', () => {
     );
     const create = doc.paths['/jobs'].post;
     const body = create.requestBody.content['application/json'].schema;
-    expect(body.required).toEqual(expect.arrayContaining(['name', 'source', 'queries']));
+    expect(body.required).toEqual(expect.arrayContaining(['name', 'source']));
+    expect(body.properties.formats.items.enum).toEqual([
+      'markdown',
+      'html',
+      'raw_html',
+      'links',
+      'metadata',
+      'screenshot',
+    ]);
     expect(body.properties.queries.items.properties.type.enum).toEqual(['xpath', 'css', 'regex']);
     expect(body.additionalProperties).toBe(false);
     expect(create.responses['201']).toBeDefined();

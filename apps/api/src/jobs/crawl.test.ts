@@ -110,6 +110,9 @@ describe('the crawl field', () => {
       proxy_config: null,
       crawl: { follow: FOLLOW, ...DEFAULTS, max_pages: 50 },
       request: null,
+      formats: [],
+      content: null,
+      track_content: false,
     });
   });
 

@@ -1,4 +1,5 @@
 import type { ProxyEntry } from '@scrapejobs/config';
+import { checkSelector } from '@scrapejobs/content';
 import {
   type CreateJobInput,
   createJobSchema,
@@ -68,6 +69,20 @@ function crawlChecks(crawl: unknown, details: Record<string, string>): Compilabl
   return queries.filter((q) => q !== null);
 }
 
+/** The `content` selectors that do not compile, as details at their paths. */
+function contentChecks(content: unknown, details: Record<string, string>): void {
+  if (!isObject(content)) return;
+  for (const key of ['include_tags', 'exclude_tags'] as const) {
+    const selectors = content[key];
+    if (!Array.isArray(selectors)) continue;
+    selectors.forEach((selector, i) => {
+      if (typeof selector !== 'string' || selector.length === 0 || selector.length > 500) return;
+      const problem = checkSelector(selector);
+      if (problem) details[`content.${key}[${i}]`] = `invalid CSS selector: ${problem}`;
+    });
+  }
+}
+
 /**
  * Checks the schema cannot express: queries (the records' and the crawl's links') compile, names
  * are unique, globs expand, crawl patterns are regular expressions, proxies exist.
@@ -101,6 +116,7 @@ async function semanticDetails(
     });
   }
   toCompile.push(...crawlChecks(raw.crawl, details));
+  contentChecks(raw.content, details);
   // A key names the job's queries: checked here when the body has both (an update that changes
   // only one is checked against the stored job by the service).
   const tracking = raw.change_tracking;

@@ -42,6 +42,8 @@ describe('POST /jobs', () => {
       next_run_at: null,
       rate_limit: 10,
       queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
+      formats: [],
+      content: null,
       scheduling: null,
       render_config: {
         enabled: true,

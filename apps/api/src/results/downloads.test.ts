@@ -192,7 +192,7 @@ describe('GET /jobs/{id}/download', () => {
       expect(res.body).toEqual({
         error: 'validation_error',
         message: expect.any(String),
-        details: { format: 'must be one of json, csv, xlsx, sql' },
+        details: { format: 'must be one of json, jsonl, csv, xlsx, sql' },
       });
     }
   });
@@ -229,7 +229,13 @@ describe('GET /jobs/{id}/download', () => {
     const res = await f.alice.get('/openapi.json');
     const op = res.body.paths['/jobs/{id}/download'].get;
     expect(op['x-scope']).toBe('jobs:read');
-    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(['id', 'format', 'run_id', 'changes']);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'id',
+      'format',
+      'content',
+      'run_id',
+      'changes',
+    ]);
     expect(res.body.paths['/jobs/{id}/results'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
       'id',
       'run_id',

@@ -1,3 +1,4 @@
+import type { ContentOptions, PackedDocument, PageInfo } from '@scrapejobs/content';
 import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 import { AloneGate } from './alone-gate.ts';
@@ -20,6 +21,9 @@ export interface LinkSpec {
   filter: UrlFilterSpec;
 }
 
+/** The document a page gives (docs/api.md §17): which formats and content, and where the page came from. */
+export type DocumentSpec = ContentOptions & PageInfo;
+
 export interface ExtractTask {
   /** Names the queries for the thread's cache of compiled jobs (a run id). */
   key: string;
@@ -27,6 +31,8 @@ export interface ExtractTask {
   page: PageContent;
   /** The page's links to follow, when the run follows this page's links. */
   links?: LinkSpec;
+  /** The page's document, when the job keeps pages as content. */
+  document?: DocumentSpec;
 }
 
 /** What a page gave: its records, as one JSON array text, and the URLs its links lead to, kept by the crawl's filter. */
@@ -35,6 +41,8 @@ export interface PageExtraction {
   records: number;
   json: string;
   links: string[];
+  /** The page's document, packed for storage, when the task asked for one. */
+  document?: PackedDocument;
 }
 
 export interface SitemapTask {
@@ -49,7 +57,19 @@ export interface SitemapUrls {
   urls: string[];
 }
 
-export type ThreadTask = ({ type: 'page' } & ExtractTask) | ({ type: 'sitemap' } & SitemapTask);
+/** Two versions of a page's markdown to diff (change tracking of pages). */
+export interface DiffTask {
+  before: string;
+  after: string;
+}
+
+export type ThreadTask =
+  | ({ type: 'page' } & ExtractTask)
+  | ({ type: 'sitemap' } & SitemapTask)
+  | ({ type: 'diff' } & DiffTask);
+
+/** What a thread answers to a task. */
+export type ThreadValue = PageExtraction | SitemapUrls | string | null;
 
 /**
  * Run the page alone in this process: `mark(true)` once nothing else is extracted here and
@@ -77,7 +97,7 @@ export interface ExtractorOptions {
  * a page's extraction, limits included, is an ExtractionError naming what happened.
  */
 export class PageExtractor {
-  readonly #pool: SandboxPool<ThreadTask, PageExtraction | SitemapUrls>;
+  readonly #pool: SandboxPool<ThreadTask, ThreadValue>;
   readonly #options: ExtractorOptions;
   readonly #gate = new AloneGate();
 
@@ -108,6 +128,11 @@ export class PageExtractor {
   /** A sitemap's URLs; rejects with ExtractionError (a sitemap that is not one too), or the signal's reason. */
   readSitemap(owner: string, task: SitemapTask, signal?: AbortSignal, alone?: Alone): Promise<SitemapUrls> {
     return this.#run(owner, { type: 'sitemap', ...task }, task.body, signal, alone) as Promise<SitemapUrls>;
+  }
+
+  /** A unified diff of two markdown texts (≤ 64 KiB), null when equal; `owner` is whose run it is. */
+  diff(owner: string, task: DiffTask, signal?: AbortSignal): Promise<string | null> {
+    return this.#run(owner, { type: 'diff', ...task }, null, signal) as Promise<string | null>;
   }
 
   async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {

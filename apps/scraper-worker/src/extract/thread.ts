@@ -2,6 +2,15 @@
 // bounded in time by the extraction library and in heap by the pool that runs this thread (it is
 // terminated past either).
 import { workerData } from 'node:worker_threads';
+import {
+  bodyKind,
+  htmlDocument,
+  type PageDocument,
+  packDocument,
+  pageDiff,
+  pdfDocument,
+  textDocument,
+} from '@scrapejobs/content';
 import { LinkFilter, normalizeUrl, readSitemap } from '@scrapejobs/crawl';
 import {
   type CompiledJob,
@@ -10,6 +19,7 @@ import {
   compileLinks,
   decodeHtml,
   extractPage,
+  extractText,
 } from '@scrapejobs/extraction';
 import { serveTasks } from '@scrapejobs/sandbox';
 import type {
@@ -19,6 +29,7 @@ import type {
   SitemapUrls,
   ThreadSettings,
   ThreadTask,
+  ThreadValue,
   UrlFilterSpec,
 } from './extractor.ts';
 
@@ -45,21 +56,18 @@ function compiledFor(key: string, make: () => Compiled): Compiled {
 
 const filterOf = (spec: UrlFilterSpec) => new LinkFilter(spec);
 
-function extractTask(task: ExtractTask): PageExtraction {
-  const { links } = task;
+async function extractTask(task: ExtractTask): Promise<PageExtraction> {
+  const { links, page, document: spec } = task;
   const entry = compiledFor(task.key, () => ({
     job: compileJob(task.queries, { timeLimitMs }),
     links: links ? compileLinks(links.follow) : null,
     filter: links ? filterOf(links.filter) : null,
   }));
-  const { page } = task;
-  const html =
-    'html' in page
-      ? page.html
-      : decodeHtml(
-          Buffer.from(page.body.buffer, page.body.byteOffset, page.body.byteLength),
-          page.contentType,
-        );
+  const fetched = 'body' in page ? page : null;
+  const body = fetched && Buffer.from(fetched.body.buffer, fetched.body.byteOffset, fetched.body.byteLength);
+  const kind = body ? bodyKind(fetched?.contentType, body) : 'html';
+  if (body && kind === 'pdf') return pdfTask(entry.job, task, body);
+  const html = body ? decodeHtml(body, fetched?.contentType) : (page as { html: string }).html;
   const { records, links: found } = extractPage(
     entry.job,
     html,
@@ -71,8 +79,30 @@ function extractTask(task: ExtractTask): PageExtraction {
         }
       : undefined,
   );
-  return { records: records.length, json: JSON.stringify(records), links: found };
+  const document =
+    spec &&
+    (kind === 'html'
+      ? htmlDocument(html, spec, spec)
+      : textDocument(kind === 'text' ? html : null, spec, spec));
+  return withDocument({ records: records.length, json: JSON.stringify(records), links: found }, document);
 }
+
+/** A PDF: its text (regex queries apply to it) and, when asked, its document (docs/api.md §17). */
+async function pdfTask(job: CompiledJob, task: ExtractTask, body: Buffer): Promise<PageExtraction> {
+  const { document: spec } = task;
+  const hasRegex = task.queries.some((query) => query.type === 'regex');
+  if (!spec && !hasRegex) return { records: 0, json: '[]', links: [] };
+  const info = spec ?? { sourceUrl: '', url: '', statusCode: null, contentType: null };
+  const { document, text } = await pdfDocument(body, info, spec?.formats ?? []);
+  const records = hasRegex ? extractText(job, text) : [];
+  return withDocument(
+    { records: records.length, json: JSON.stringify(records), links: [] },
+    spec && document,
+  );
+}
+
+const withDocument = (extraction: PageExtraction, document: PageDocument | undefined): PageExtraction =>
+  document ? { ...extraction, document: packDocument(document) } : extraction;
 
 const acceptWith =
   (filter: LinkFilter) =>
@@ -93,6 +123,16 @@ function sitemapTask(task: SitemapTask): SitemapUrls {
   return { kind, urls: [...new Set(normalised.filter((url) => filter.accepts(url)))] };
 }
 
-serveTasks((task: ThreadTask): PageExtraction | SitemapUrls =>
-  task.type === 'page' ? extractTask(task) : sitemapTask(task),
+serveTasks<ThreadTask, ThreadValue>(
+  (task) =>
+    task.type === 'page'
+      ? extractTask(task)
+      : task.type === 'sitemap'
+        ? sitemapTask(task)
+        : pageDiff(task.before, task.after),
+  // A document's bytes move to the worker's thread instead of being copied.
+  (value) =>
+    typeof value === 'object' && value !== null && 'document' in value && value.document
+      ? [value.document.data.buffer as ArrayBuffer]
+      : [],
 );

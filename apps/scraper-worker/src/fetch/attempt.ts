@@ -124,13 +124,17 @@ async function exchange(
     response.destroy();
     return { status, headers: response.headers, body: EMPTY };
   }
+  // A PDF may be larger than a page (docs/api.md §17).
+  const maxBytes = isPdf(response.headers['content-type'])
+    ? Math.max(req.maxBytes, MAX_PDF_BYTES)
+    : req.maxBytes;
   const tooLarge = () =>
-    new FetchError('HTTP_ERROR', `response body exceeds ${req.maxBytes} bytes`, {
+    new FetchError('HTTP_ERROR', `response body exceeds ${maxBytes} bytes`, {
       url: req.url.href,
       retryable: false,
       status,
     });
-  if (Number(response.headers['content-length']) > req.maxBytes) {
+  if (Number(response.headers['content-length']) > maxBytes) {
     response.destroy();
     throw tooLarge();
   }
@@ -138,18 +142,14 @@ async function exchange(
   let total = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
     total += chunk.length;
-    if (total > req.maxBytes) {
+    if (total > maxBytes) {
       response.destroy();
       throw tooLarge();
     }
     chunks.push(chunk);
   }
   try {
-    const body = await decode(
-      Buffer.concat(chunks, total),
-      response.headers['content-encoding'],
-      req.maxBytes,
-    );
+    const body = await decode(Buffer.concat(chunks, total), response.headers['content-encoding'], maxBytes);
     return { status, headers: response.headers, body };
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
@@ -195,6 +195,11 @@ async function decode(body: Buffer, encoding: string | undefined, maxBytes: numb
   }
   return body;
 }
+
+/** The largest PDF a page may be (docs/api.md §17). */
+const MAX_PDF_BYTES = 50 * 1024 * 1024;
+
+const isPdf = (contentType: string | undefined) => /^\s*application\/pdf\b/i.test(contentType ?? '');
 
 const CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'zstd']);
 

@@ -1,4 +1,11 @@
-import type { FoundUrl, PageRows, RunStore, Screenshot, UrlOutcome } from '@scrapejobs/domain';
+import type {
+  FoundUrl,
+  PageRows,
+  RunStore,
+  Screenshot,
+  StoredDocument,
+  UrlOutcome,
+} from '@scrapejobs/domain';
 
 // A page's records are one row (result_pages), and a transaction costs about as much for one page
 // as for many: a batch goes out at this many URLs, or at the size or age below.
@@ -24,6 +31,7 @@ export class BatchWriter {
   #outcomes: UrlOutcome[] = [];
   #found: FoundUrl[] = [];
   #screenshots: Screenshot[] = [];
+  #documents: StoredDocument[] = [];
   /** Outcomes being written now. */
   #writing: readonly UrlOutcome[] = [];
   #chars = 0;
@@ -39,14 +47,24 @@ export class BatchWriter {
     this.#onLost = onLost;
   }
 
-  /** A URL's outcome, with its page's records, the URLs it found and its screenshot when it has any. */
-  add(outcome: UrlOutcome, page?: PageRows, found: readonly FoundUrl[] = [], screenshot?: Buffer): void {
+  /** A URL's outcome, with its page's records, the URLs it found, its screenshot and document when it has them. */
+  add(
+    outcome: UrlOutcome,
+    page?: PageRows,
+    found: readonly FoundUrl[] = [],
+    screenshot?: Buffer,
+    document?: StoredDocument,
+  ): void {
     this.#outcomes.push(outcome);
     for (const url of found) this.#found.push(url);
     this.#chars += found.length * 100;
     if (screenshot) {
       this.#screenshots.push({ seq: outcome.seq, png: screenshot });
       this.#chars += screenshot.length;
+    }
+    if (document) {
+      this.#documents.push(document);
+      this.#chars += document.data.length;
     }
     // A failed timer flush leaves the chain rejected: the next flush() reports it.
     this.#timer ??= setTimeout(() => this.flush().catch(() => {}), FLUSH_EVERY_MS).unref();
@@ -83,11 +101,13 @@ export class BatchWriter {
     const outcomes = this.#outcomes;
     const found = this.#found;
     const screenshots = this.#screenshots;
+    const documents = this.#documents;
     const chars = this.#chars;
     this.#pages = [];
     this.#outcomes = [];
     this.#found = [];
     this.#screenshots = [];
+    this.#documents = [];
     this.#chars = 0;
     this.#lastFlush = Date.now();
     if (outcomes.length === 0) return;
@@ -99,6 +119,7 @@ export class BatchWriter {
           outcomes,
           found,
           screenshots,
+          documents,
         });
         this.#writing = [];
         if (lost > 0) this.#onLost(lost);
@@ -110,6 +131,7 @@ export class BatchWriter {
           this.#outcomes = outcomes.concat(this.#outcomes);
           this.#found = found.concat(this.#found);
           this.#screenshots = screenshots.concat(this.#screenshots);
+          this.#documents = documents.concat(this.#documents);
           this.#chars += chars;
           throw err;
         }

@@ -1,6 +1,6 @@
 import { FAILURE_CODES } from '@scrapejobs/contracts';
 import { urlKey } from '@scrapejobs/crawl';
-import type { FoundUrl, PageRows, UrlOutcome } from '@scrapejobs/domain';
+import type { FoundUrl, PageRows, StoredDocument, UrlOutcome } from '@scrapejobs/domain';
 
 /** What one URL gave: its outcome, the page's records, and the URLs it found. */
 export interface Processed {
@@ -8,6 +8,7 @@ export interface Processed {
   records?: Pick<PageRows, 'records' | 'json'>;
   found?: FoundUrl[];
   screenshot?: Buffer;
+  document?: StoredDocument;
 }
 
 /** The code a URL fails with (docs/api.md §6), or null when the error is not about the URL (storage, a bug). */

@@ -5,11 +5,11 @@ import type { ClaimedUrl, Frontier, RunFailure, RunSettings, RunState, RunStore 
 import { seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
-import type { Alone, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
+import type { Alone, DocumentSpec, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
-import { type PageLoaderDeps, RunFetching } from './page-loader.ts';
+import { type LoadedPage, type PageLoaderDeps, RunFetching } from './page-loader.ts';
 import { failed, failureCode, foundUrl, type Processed } from './processed.ts';
 
 /**
@@ -214,13 +214,14 @@ export class RunWork {
       processed = { outcome: failed(code, message, (err as { status?: number }).status ?? null) };
       this.#log.info({ url: url.url, code, err: (err as Error).message }, 'url failed');
     }
-    const { outcome, records, found, screenshot } = processed;
+    const { outcome, records, found, screenshot, document } = processed;
     const durationMs = Math.max(0, Math.round(performance.now() - started - waited));
     this.#batch.add(
       { ...outcome, seq: url.seq, claims: url.claims, durationMs },
       records && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), ...records },
       found,
       screenshot,
+      document,
     );
     if (url.kind === 'page') this.#deps.observer?.page(outcome.failure?.code ?? outcome.status);
     // Outside the URL's try: a storage error halts the run here instead of failing the URL.
@@ -253,7 +254,8 @@ export class RunWork {
     const fetchedAt = new Date();
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
-    const { records, json, links } = await this.#deps.extractor.extract(
+    const document = this.#documentSpec(url.url, page);
+    const extracted = await this.#deps.extractor.extract(
       this.userId,
       {
         key: this.runId,
@@ -261,10 +263,12 @@ export class RunWork {
         page: page.content,
         ...(follow &&
           this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
+        ...(document && { document }),
       },
       signal,
       this.#alone(url),
     );
+    const { records, json, links } = extracted;
     return {
       outcome: {
         status: 'success',
@@ -276,6 +280,28 @@ export class RunWork {
       records: { records, json },
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
       ...(screenshot && { screenshot }),
+      ...(extracted.document && {
+        document: { seq: url.seq, url: url.url, statusCode: page.status, ...extracted.document },
+      }),
+    };
+  }
+
+  /** What the page's document keeps, or null when the job keeps no document (docs/api.md §17). */
+  #documentSpec(sourceUrl: string, page: LoadedPage): DocumentSpec | null {
+    const { formats, content, trackContent } = this.settings;
+    const kept = formats.filter((format) => format !== 'screenshot');
+    // Change tracking of pages compares their markdown, kept even when not asked for.
+    if (trackContent && !kept.includes('markdown')) kept.push('markdown');
+    if (kept.length === 0) return null;
+    return {
+      formats: kept,
+      onlyMainContent: content?.only_main_content ?? true,
+      includeTags: content?.include_tags ?? [],
+      excludeTags: content?.exclude_tags ?? [],
+      sourceUrl,
+      url: page.url,
+      statusCode: page.status,
+      contentType: 'body' in page.content ? (page.content.contentType ?? null) : 'text/html',
     };
   }
 

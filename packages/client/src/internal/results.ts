@@ -16,7 +16,7 @@ export interface DownloadStream {
   /** The file's bytes as they come; read it (or destroy it) to free the connection. */
   body: Readable;
   contentType: string;
-  /** The attachment's name, `<job_id>-<run_id>.<ext>`. */
+  /** The attachment's name, `<job_id>-<run_id>.<ext>` (`<job_id>-<run_id>-documents.<ext>` for documents). */
   filename: string | null;
   /** Bytes in all when the API said so (downloads are streamed, so usually null). */
   size: number | null;
@@ -39,7 +39,7 @@ export interface DownloadDone {
   filename: string | null;
 }
 
-/** A run's records, page by page or as one file (docs/api.md §5). */
+/** A run's records, page by page or as one file; its documents as one file (docs/api.md §5, §17). */
 export class Results {
   readonly #t: Transport;
   constructor(transport: Transport) {
@@ -60,7 +60,7 @@ export class Results {
     );
   }
 
-  /** GET /jobs/{id}/download, the body left to stream. */
+  /** GET /jobs/{id}/download (records, or `content: 'documents'`), the body left to stream. */
   async open(jobId: string, query: DownloadQuery = {}): Promise<DownloadStream> {
     const res = await this.#t.send('GET', `${jobPath(jobId)}/download`, { query: { ...query } });
     const length = res.headers.get('content-length');

@@ -4,9 +4,12 @@ import { jobPath } from './jobs.ts';
 import { paginate } from './paging.ts';
 import type { Transport } from './transport.ts';
 import type {
-  Change,
+  ChangeItem,
   ChangeList,
+  Document,
+  DocumentList,
   ListChangesQuery,
+  ListDocumentsQuery,
   ListRunsQuery,
   ListRunUrlsQuery,
   Run,
@@ -28,7 +31,7 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** Runs of a job, their URLs, their changes and screenshots (docs/api.md §3.8, §12, §13, §14). */
+/** Runs of a job, their URLs, their changes, screenshots and documents (docs/api.md §3.8, §12–14, §17). */
 export class Runs {
   readonly #t: Transport;
   constructor(transport: Transport) {
@@ -89,15 +92,36 @@ export class Runs {
     return this.#t.json('GET', `${runPath(jobId, runId)}/changes`, { query });
   }
 
-  /** Every change of a run (of `type`, if given), page after page. */
+  /**
+   * Every change of a run (of `type`, if given), page after page: records' changes, and with
+   * `change_tracking.content` pages' changes too (`'kind' in item` tells a page's from a record's).
+   */
   iterateChanges(
     jobId: string,
     runId: string,
     query: ListChangesQuery = {},
-  ): AsyncGenerator<Change, void, undefined> {
+  ): AsyncGenerator<ChangeItem, void, undefined> {
     return paginate(
       (cursor) => this.changes(jobId, runId, { ...query, cursor }),
       (page) => page.changes,
+      query.cursor,
+    );
+  }
+
+  /** GET /jobs/{id}/runs/{run_id}/documents: one page of a run's documents, in its URL order. */
+  documents(jobId: string, runId: string, query: ListDocumentsQuery = {}): Promise<DocumentList> {
+    return this.#t.json('GET', `${runPath(jobId, runId)}/documents`, { query });
+  }
+
+  /** Every document of a run (of the page `url`, if given), page after page. */
+  iterateDocuments(
+    jobId: string,
+    runId: string,
+    query: ListDocumentsQuery = {},
+  ): AsyncGenerator<Document, void, undefined> {
+    return paginate(
+      (cursor) => this.documents(jobId, runId, { ...query, cursor }),
+      (page) => page.documents,
       query.cursor,
     );
   }

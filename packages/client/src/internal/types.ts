@@ -7,22 +7,28 @@ import type {
   changeSchema,
   createJobSchema,
   createWebhookSchema,
+  DOWNLOAD_CONTENTS,
   DOWNLOAD_FORMATS,
   deliveryListSchema,
   deliverySchema,
+  documentListSchema,
+  documentSchema,
   downloadQuerySchema,
   ERROR_CODES,
   errorBodySchema,
+  FORMATS,
   jobDetailSchema,
   jobListItemSchema,
   jobListSchema,
   listChangesQuerySchema,
   listDeliveriesQuerySchema,
+  listDocumentsQuerySchema,
   listJobsQuerySchema,
   listResultsQuerySchema,
   listRunsQuerySchema,
   listRunUrlsQuerySchema,
   listWebhooksQuerySchema,
+  pageChangeSchema,
   resultListSchema,
   resultSchema,
   runAcceptedSchema,
@@ -53,7 +59,12 @@ export type ListChangesQuery = QueryOf<typeof listChangesQuerySchema>;
 export type ListResultsQuery = QueryOf<typeof listResultsQuerySchema>;
 export type ListWebhooksQuery = QueryOf<typeof listWebhooksQuerySchema>;
 export type ListDeliveriesQuery = QueryOf<typeof listDeliveriesQuerySchema>;
-/** `format` (default json), `run_id`, and `changes` (a list here, sent as the API's comma list). */
+/** `url` (only that page's document), `limit` (1–100, default 20), `cursor`. */
+export type ListDocumentsQuery = QueryOf<typeof listDocumentsQuerySchema>;
+/**
+ * `format` (default json), `content` (records, the default, or documents: json or jsonl only),
+ * `run_id`, and `changes` (a list here, sent as the API's comma list).
+ */
 export type DownloadQuery = QueryOf<typeof downloadQuerySchema>;
 
 // Responses: what the API answers, as its route table declares.
@@ -65,10 +76,19 @@ export type Run = z.output<typeof runSchema>;
 export type RunList = z.output<typeof runListSchema>;
 export type RunUrl = z.output<typeof runUrlSchema>;
 export type RunUrlList = z.output<typeof runUrlListSchema>;
+/** A record added, removed or changed against the base run. */
 export type Change = z.output<typeof changeSchema>;
+/** A page whose markdown was added, removed or changed (`change_tracking.content`), `kind: 'page'`. */
+export type PageChange = z.output<typeof pageChangeSchema>;
+/** An item of a run's changes: a record's, or (with `change_tracking.content`) a page's. */
+export type ChangeItem = ChangeList['changes'][number];
 export type ChangeList = z.output<typeof changeListSchema>;
 export type Result = z.output<typeof resultSchema>;
 export type ResultList = z.output<typeof resultListSchema>;
+/** A page's document: its markdown, html, raw_html, links and metadata, as the job's `formats` asked. */
+export type Document = z.output<typeof documentSchema>;
+export type DocumentList = z.output<typeof documentListSchema>;
+export type DocumentMetadata = NonNullable<Document['metadata']>;
 export type Webhook = z.output<typeof webhookSchema>;
 export type WebhookList = z.output<typeof webhookListSchema>;
 export type Delivery = z.output<typeof deliverySchema>;
@@ -78,6 +98,11 @@ export type ErrorBody = z.output<typeof errorBodySchema>;
 export type JobStatus = JobDetail['status'];
 export type RunStatus = Run['status'];
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+export type DownloadContent = (typeof DOWNLOAD_CONTENTS)[number];
+/** A name of a job's `formats`: what it keeps of each page beyond its records. */
+export type JobFormat = (typeof FORMATS)[number];
+/** A job's `content` setting: which parts of a page its documents keep (null: the defaults). */
+export type ContentSettings = JobDetail['content'];
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 /** The `error` codes of docs/api.md §9. */
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

@@ -9,11 +9,13 @@ import {
   createWebhookSchema,
   deliveryListSchema,
   deliverySchema,
+  documentListSchema,
   downloadQuerySchema,
   jobDetailSchema,
   jobListSchema,
   listChangesQuerySchema,
   listDeliveriesQuerySchema,
+  listDocumentsQuerySchema,
   listJobsQuerySchema,
   listResultsQuerySchema,
   listRunsQuerySchema,
@@ -128,6 +130,10 @@ export const ENDPOINTS: Record<string, Endpoint> = {
   'GET /jobs/{id}/runs/{run_id}/changes': {
     ...responds(200, changeListSchema, () => client.runs.changes),
     query: query(listChangesQuerySchema, () => client.runs.changes, 2),
+  },
+  'GET /jobs/{id}/runs/{run_id}/documents': {
+    ...responds(200, documentListSchema, () => client.runs.documents),
+    query: query(listDocumentsQuerySchema, () => client.runs.documents, 2),
   },
   'GET /jobs/{id}/runs/{run_id}/screenshots/{n}': answers<Buffer, ScrapeJobs['runs']['screenshot']>(
     200,

@@ -20,7 +20,7 @@ afterAll(async () => {
 
 const get = (path: string) => request(f.app).get(`/console${path}`).set('Cookie', f.session.cookie);
 
-const createJob = (changeTracking: { key: string[] } | null) =>
+const createJob = (changeTracking: { key: string[]; content?: boolean } | null) =>
   f.jobs.create(
     f.owner,
     createJobSchema.parse({
@@ -43,7 +43,7 @@ async function addRun(
     status?: 'running' | 'success' | 'failed' | 'cancelled';
     resultsCount?: number;
     health?: RunHealth;
-    changes?: Record<string, number>;
+    changes?: Record<string, number | Record<string, number>>;
     baseRunId?: string;
   } = {},
 ) {
@@ -227,7 +227,7 @@ describe('the job page’s health history', () => {
 /** The rows of the changes table: type, key and record, tags left out. */
 function changeRows(text: string): string[][] {
   const body = /<table class="cards changes">[\s\S]*?<tbody>([\s\S]*?)<\/tbody>/.exec(text)?.[1] ?? '';
-  return [...body.matchAll(/<tr class="change-\w+">([\s\S]*?)<\/tr>/g)].map((row) =>
+  return [...body.matchAll(/<tr class="change-\w+(?: change-page)?">([\s\S]*?)<\/tr>/g)].map((row) =>
     [...row[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) =>
       cell[1]!
         .replace(/<[^>]+>/g, ' ')
@@ -369,6 +369,83 @@ describe('the run page’s changes', () => {
     }
     expect(pages).toBe(2);
     expect(seen).toEqual(['title Desk', ...Array.from({ length: 60 }, (_, i) => `title Item ${i}`)]);
+  });
+
+  it('shows the pages whose markdown changed beside the records, each diff as escaped text, and the pages’ counts', async () => {
+    const job = await createJob({ key: ['title'], content: true });
+    const baseId = await addRun(job.id);
+    const runId = await addRun(job.id, {
+      baseRunId: baseId,
+      changes: {
+        added: 1,
+        removed: 0,
+        changed: 0,
+        unchanged: 0,
+        duplicate_keys: 0,
+        pages: { added: 0, removed: 1, changed: 1, unchanged: 3 },
+      },
+    });
+    const diff =
+      '--- https://shop.example/a\n+++ https://shop.example/a\n@@ -1 +1 @@\n-Old <b>text</b>\n+<script>alert(1)</script>';
+    await f.tdb.db.runChange.createMany({
+      data: [
+        {
+          runId,
+          seq: 0,
+          type: 'added',
+          key: { title: 'Desk' },
+          data: { url: 'https://shop.example/', title: 'Desk', price: '5' },
+          changedFields: [],
+          scrapedAt: new Date(),
+        },
+        {
+          runId,
+          seq: 1,
+          kind: 'page',
+          type: 'changed',
+          key: { url: 'https://shop.example/a' },
+          diff,
+          changedFields: [],
+          scrapedAt: new Date(),
+        },
+        {
+          runId,
+          seq: 2,
+          kind: 'page',
+          type: 'removed',
+          key: { url: 'https://shop.example/<gone>' },
+          diff: '-Gone',
+          changedFields: [],
+          scrapedAt: new Date(),
+        },
+      ],
+    });
+    const res = await get(`/jobs/${job.id}/runs/${runId}`);
+    expect(res.status).toBe(200);
+    expect(changeRows(res.text)).toEqual([
+      ['added', 'title Desk', 'url https://shop.example/ title Desk price 5'],
+      [
+        'changed page',
+        'https://shop.example/a',
+        '--- https://shop.example/a +++ https://shop.example/a @@ -1 +1 @@ -Old &lt;b&gt;text&lt;/b&gt; +&lt;script&gt;alert(1)&lt;/script&gt;',
+      ],
+      ['removed page', 'https://shop.example/&lt;gone&gt;', '-Gone'],
+    ]);
+    expect(res.text).toContain(
+      '<pre class="text diff">--- https://shop.example/a\n+++ https://shop.example/a\n@@ -1 +1 @@\n-Old &lt;b&gt;text&lt;/b&gt;\n+&lt;script&gt;alert(1)&lt;/script&gt;</pre>',
+    );
+    expect(res.text).not.toContain('<script>alert(1)');
+    const pages = /<dl class="facts change-summary" aria-label="Pages">([\s\S]*?)<\/dl>/.exec(res.text)![1]!;
+    expect([...pages.matchAll(/<dt>([^<]+)<\/dt><dd>(\d+)<\/dd>/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual([
+      'Pages added 0',
+      'Pages removed 1',
+      'Pages changed 1',
+      'Pages unchanged 3',
+    ]);
+    const detail = await get(`/jobs/${job.id}`);
+    expect(detail.text).toContain(
+      'on: an item is identified by <span class="mono">title</span>; each page’s markdown is compared too</dd>',
+    );
   });
 
   it('says plainly when the job does not track changes, or the run is not compared yet', async () => {

@@ -23,6 +23,8 @@ describe('job form', () => {
         { name: 'title', type: 'css', query: 'h1', join: false },
         { name: 'body', type: 'xpath', query: '//p', join: true },
       ],
+      formats: [],
+      content: null,
       scheduling: { minutes: [0, 30], days: [1, 'x'], timezone: 'Europe/Paris' },
       render_config: null,
       crawl: null,
@@ -41,7 +43,7 @@ describe('job form', () => {
     expect(
       formErrors(
         { 'queries[0].query': 'invalid css', name: 'required', queries: 'too few' },
-        { queries: [2], follow: [], include: [], exclude: [], key: [] },
+        { queries: [2], follow: [], include: [], exclude: [], includeTags: [], excludeTags: [], key: [] },
       ),
     ).toEqual({
       'query row 3: query': 'invalid css',
@@ -81,7 +83,15 @@ describe('job form', () => {
       include: ['/products/', '(bad'],
       exclude: [],
     });
-    expect(rows).toEqual({ queries: [], follow: [1, 2], include: [1, 3], exclude: [], key: [] });
+    expect(rows).toEqual({
+      queries: [],
+      follow: [1, 2],
+      include: [1, 3],
+      exclude: [],
+      includeTags: [],
+      excludeTags: [],
+      key: [],
+    });
   });
 
   it('sends crawl null when unticked, and leaves empty limits to their defaults', () => {
@@ -103,7 +113,15 @@ describe('job form', () => {
           'crawl.exclude[0]': 'must have at least 1 character',
           'crawl.max_pages': 'must be an integer',
         },
-        { queries: [], follow: [0, 2], include: [1, 3], exclude: [4], key: [] },
+        {
+          queries: [],
+          follow: [0, 2],
+          include: [1, 3],
+          exclude: [4],
+          includeTags: [],
+          excludeTags: [],
+          key: [],
+        },
       ),
     ).toEqual({
       'link row 3: query': 'invalid xpath: …',
@@ -115,7 +133,7 @@ describe('job form', () => {
 
   it('builds change_tracking from the key names, leaving out empty ones and keeping their places', () => {
     const v = emptyJobForm();
-    v.tracking = { enabled: true, key: ' url, ,title ,' };
+    v.tracking = { enabled: true, key: ' url, ,title ,', content: false };
     const { body, rows } = toCreateBody(v);
     expect(body.change_tracking).toEqual({ key: ['url', 'title'] });
     expect(rows.key).toEqual([0, 2]);
@@ -124,7 +142,7 @@ describe('job form', () => {
   it('sends an empty key for the whole record, and change_tracking null when unticked', () => {
     const v = emptyJobForm();
     expect(toCreateBody(v).body.change_tracking).toBeNull();
-    v.tracking = { enabled: true, key: '' };
+    v.tracking = { enabled: true, key: '', content: false };
     expect(toCreateBody(v).body.change_tracking).toEqual({ key: [] });
   });
 
@@ -132,8 +150,55 @@ describe('job form', () => {
     expect(
       formErrors(
         { 'change_tracking.key[1]': '"price" is neither url nor a query name of the job' },
-        { queries: [], follow: [], include: [], exclude: [], key: [0, 2] },
+        { queries: [], follow: [], include: [], exclude: [], includeTags: [], excludeTags: [], key: [0, 2] },
       ),
     ).toEqual({ 'key name 3': '"price" is neither url nor a query name of the job' });
+  });
+  it('builds formats from the boxes ticked, and content from its fields, keeping each selector’s line', () => {
+    const v = emptyJobForm();
+    v.content = {
+      formats: ['markdown', 'metadata', 'markdown'],
+      onlyMainContent: false,
+      includeTags: 'article\n\n  main .post  \r\n',
+      excludeTags: '\n.ads',
+    };
+    const { body, rows } = toCreateBody(v);
+    expect(body).toMatchObject({
+      queries: [],
+      formats: ['markdown', 'metadata'],
+      content: { only_main_content: false, include_tags: ['article', 'main .post'], exclude_tags: ['.ads'] },
+    });
+    expect(rows).toMatchObject({ includeTags: [0, 2], excludeTags: [1] });
+  });
+
+  it('sends content null while it says what the defaults say, and no formats when none is ticked', () => {
+    const { body } = toCreateBody(emptyJobForm());
+    expect(body).toMatchObject({ formats: [], content: null });
+    const v = emptyJobForm();
+    v.content = { ...v.content, formats: ['links'], excludeTags: '\n' };
+    expect(toCreateBody(v).body).toMatchObject({ formats: ['links'], content: null });
+  });
+
+  it('sends change_tracking.content only when its box is ticked', () => {
+    const v = emptyJobForm();
+    v.tracking = { enabled: true, key: 'url', content: true };
+    expect(toCreateBody(v).body.change_tracking).toEqual({ key: ['url'], content: true });
+    v.tracking.content = false;
+    expect(toCreateBody(v).body.change_tracking).toEqual({ key: ['url'] });
+  });
+
+  it('names the line of a content selector error', () => {
+    expect(
+      formErrors(
+        {
+          'content.include_tags[1]': 'invalid CSS selector: …',
+          'content.exclude_tags[0]': 'invalid CSS selector: …',
+        },
+        { queries: [], follow: [], include: [], exclude: [], includeTags: [0, 3], excludeTags: [2], key: [] },
+      ),
+    ).toEqual({
+      'include selector line 4': 'invalid CSS selector: …',
+      'exclude selector line 3': 'invalid CSS selector: …',
+    });
   });
 });

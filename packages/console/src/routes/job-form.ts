@@ -1,6 +1,7 @@
 import type { Request } from 'express';
-import { field } from '../http/kit.ts';
+import { field, fields } from '../http/kit.ts';
 import type { TrackingFormValues } from '../views/changes.ts';
+import type { ContentFormValues } from '../views/content.ts';
 import { type CrawlFormValues, FOLLOW_ROWS } from '../views/crawl.ts';
 import { emptyJobForm, type JobFormValues } from '../views/jobs.ts';
 
@@ -25,10 +26,17 @@ export function readJobForm(req: Request): JobFormValues {
     days: field(req, 'days'),
     timezone: field(req, 'timezone').trim(),
     render: field(req, 'render') === '1',
+    content: {
+      formats: fields(req, 'formats'),
+      onlyMainContent: field(req, 'content_main') === '1',
+      includeTags: field(req, 'content_include'),
+      excludeTags: field(req, 'content_exclude'),
+    },
     crawl: readCrawlForm(req),
     tracking: {
       enabled: field(req, 'change_tracking') === '1',
       key: field(req, 'change_tracking_key').trim(),
+      content: field(req, 'change_tracking_content') === '1',
     },
   };
 }
@@ -70,6 +78,9 @@ export interface FormPlaces {
   follow: number[];
   include: number[];
   exclude: number[];
+  /** The line of each content selector. */
+  includeTags: number[];
+  excludeTags: number[];
   /** The place of each change-tracking key name in the comma list. */
   key: number[];
 }
@@ -111,7 +122,23 @@ function toTracking(t: TrackingFormValues, places: FormPlaces): Record<string, u
     places.key.push(i);
     return [trimmed];
   });
-  return { key };
+  return { key, ...(t.content && { content: true }) };
+}
+
+/**
+ * `formats` as ticked, and `content`: null while it says what the defaults say (the main content,
+ * no selectors), so that a job without page documents keeps no content setting.
+ */
+function toContent(c: ContentFormValues, places: FormPlaces): Record<string, unknown> {
+  const include = lines(c.includeTags, places.includeTags);
+  const exclude = lines(c.excludeTags, places.excludeTags);
+  const defaults = c.onlyMainContent && include.length === 0 && exclude.length === 0;
+  return {
+    formats: [...new Set(c.formats)],
+    content: defaults
+      ? null
+      : { only_main_content: c.onlyMainContent, include_tags: include, exclude_tags: exclude },
+  };
 }
 
 /**
@@ -120,7 +147,15 @@ function toTracking(t: TrackingFormValues, places: FormPlaces): Record<string, u
  * `crawl.include[i]` can name the row or line the person sees.
  */
 export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>; rows: FormPlaces } {
-  const rows: FormPlaces = { queries: [], follow: [], include: [], exclude: [], key: [] };
+  const rows: FormPlaces = {
+    queries: [],
+    follow: [],
+    include: [],
+    exclude: [],
+    includeTags: [],
+    excludeTags: [],
+    key: [],
+  };
   const queries = v.queries.flatMap((q, i) => {
     if (!q.name && !q.query) return [];
     rows.queries.push(i);
@@ -139,6 +174,7 @@ export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>;
       source: v.source,
       ...(v.rateLimit !== '' && { rate_limit: numberOrText(v.rateLimit) }),
       queries,
+      ...toContent(v.content, rows),
       scheduling: v.schedule ? scheduling : null,
       render_config: v.render ? { enabled: true } : null,
       crawl: toCrawl(v.crawl, rows),
@@ -154,13 +190,15 @@ const PLACES = [
   [/^crawl\.follow\[(\d+)\]\.?(.*)$/, 'follow', 'link row'],
   [/^crawl\.include\[(\d+)\]()$/, 'include', 'include line'],
   [/^crawl\.exclude\[(\d+)\]()$/, 'exclude', 'exclude line'],
+  [/^content\.include_tags\[(\d+)\]()$/, 'includeTags', 'include selector line'],
+  [/^content\.exclude_tags\[(\d+)\]()$/, 'excludeTags', 'exclude selector line'],
   [/^change_tracking\.key\[(\d+)\]()$/, 'key', 'key name'],
 ] as const;
 
 /**
  * Error paths of the API renamed for the form: `queries[1].query` becomes `query row 3: query`,
  * `crawl.follow[0].query` `link row 1: query`, `crawl.include[0]` `include line 2`,
- * `change_tracking.key[1]` `key name 3`.
+ * `content.exclude_tags[0]` `exclude selector line 2`, `change_tracking.key[1]` `key name 3`.
  */
 export function formErrors(details: Record<string, string>, rows: FormPlaces): Record<string, string> {
   const out: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import { CHANGE_TYPES, DOWNLOAD_FORMATS, type DownloadFormat, URL_STATUSES } from '@scrapejobs/contracts';
+import { CHANGE_TYPES, downloadQuerySchema, issuesToDetails, URL_STATUSES } from '@scrapejobs/contracts';
 import type { Run } from '@scrapejobs/domain';
 import type { Router } from 'express';
 import type { ConsoleDeps, Owner } from '../deps.ts';
@@ -157,16 +157,24 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     });
   }
 
+  // The API's query string (format, content, run_id, changes), checked by the API's schema.
   router.get('/jobs/:id/download', async (req, res) => {
-    const format = (req.query.format ?? 'json') as DownloadFormat;
-    if (!DOWNLOAD_FORMATS.includes(format))
+    const query = downloadQuerySchema.safeParse(req.query);
+    if (!query.success) {
+      const problems = Object.entries(issuesToDetails(query.error.issues)).map(([k, m]) => `${k} ${m}`);
       return kit.send(
         res,
         400,
-        errorPage(400, `Unknown format; choose ${DOWNLOAD_FORMATS.join(', ')}.`, kit.peek(req)),
+        errorPage(400, `The download cannot be made: ${problems.join('; ')}.`, kit.peek(req)),
       );
-    const runId = typeof req.query.run_id === 'string' ? req.query.run_id : undefined;
-    const file = await results.download(kit.owner(req), String(req.params.id), { format, runId });
+    }
+    const { format, content, run_id: runId, changes } = query.data;
+    const file = await results.download(kit.owner(req), String(req.params.id), {
+      format,
+      content,
+      runId,
+      changes,
+    });
     // The same headers as GET /jobs/{id}/download.
     res.set({
       'Content-Type': file.contentType,

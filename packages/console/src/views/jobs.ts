@@ -2,6 +2,7 @@ import type { JobListItem, JobStatusName, Scheduling } from '@scrapejobs/contrac
 import { type Job, type Run, toDetail } from '@scrapejobs/domain';
 import type { StoredResult } from '../deps.ts';
 import { emptyTrackingForm, type TrackingFormValues, trackingFieldset, trackingSettings } from './changes.ts';
+import { type ContentFormValues, contentFieldset, contentSettings, emptyContentForm } from './content.ts';
 import { type CrawlFormValues, crawlFieldset, crawlSettings, emptyCrawlForm } from './crawl.ts';
 import { badge, duration, plural, when } from './format.ts';
 import { healthHistory } from './health.ts';
@@ -95,18 +96,19 @@ ${postButton(ctx.csrf, `${base}/resume`, 'Resume', { disabled: job.status !== 'p
 <a class="btn btn-plain" href="${base}">Refresh</a>
 </div>`;
 
+  const download = (query: string, label: string) =>
+    html`<a class="btn btn-plain" href="${base}/download?${query}${preview.runId ? `&run_id=${preview.runId}` : ''}" download>${label}</a>`;
   const downloads = html`<div class="actions" role="group" aria-label="Download the latest results">
 ${(
   [
     ['json', 'JSON'],
+    ['jsonl', 'JSON Lines'],
     ['csv', 'CSV'],
     ['xlsx', 'Excel (XLSX)'],
     ['sql', 'SQL'],
   ] as const
-).map(
-  ([f, label]) =>
-    html`<a class="btn btn-plain" href="${base}/download?format=${f}${preview.runId ? `&run_id=${preview.runId}` : ''}" download>Download ${label}</a>`,
-)}
+).map(([f, label]) => download(`format=${f}`, `Download ${label}`))}
+${job.formats.length > 0 && download('content=documents&format=jsonl', 'Download documents (JSON Lines)')}
 </div>`;
 
   return page(
@@ -131,20 +133,25 @@ ${actions}
   <dt>Source</dt><dd class="mono wrap">${job.source}</dd>
   <dt>Rate limit</dt><dd>${job.rateLimit} requests per minute</dd>
   <dt>Schedule</dt><dd>${describeSchedule(job.scheduling)}</dd>
+  ${contentSettings(job.formats, job.content)}
   ${renderSettings(job.renderConfig)}
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
   ${crawlSettings(job.crawl)}
   ${trackingSettings(job.changeTracking)}
   ${requestSettings(toDetail(job).request)}
 </dl>
-<table class="cards">
+${
+  queries.length === 0
+    ? html`<p class="empty">No queries: the job keeps its pages’ documents only.</p>`
+    : html`<table class="cards">
 <caption>Queries</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Query</th><th scope="col">Joined</th></tr></thead>
 <tbody>${queries.map(
-      (q) =>
-        html`<tr><td data-label="Name" class="mono">${q.name}</td><td data-label="Type">${q.type}</td><td data-label="Query" class="mono wrap">${q.query}</td><td data-label="Joined">${q.join ? 'yes' : 'no'}</td></tr>`,
-    )}</tbody>
-</table>
+        (q) =>
+          html`<tr><td data-label="Name" class="mono">${q.name}</td><td data-label="Type">${q.type}</td><td data-label="Query" class="mono wrap">${q.query}</td><td data-label="Joined">${q.join ? 'yes' : 'no'}</td></tr>`,
+      )}</tbody>
+</table>`
+}
 </section>
 
 <section aria-labelledby="results-title" class="panel">
@@ -212,6 +219,7 @@ export interface JobFormValues {
   days: string;
   timezone: string;
   render: boolean;
+  content: ContentFormValues;
   crawl: CrawlFormValues;
   tracking: TrackingFormValues;
 }
@@ -231,6 +239,7 @@ export const emptyJobForm = (): JobFormValues => ({
   days: '',
   timezone: 'UTC',
   render: false,
+  content: emptyContentForm(),
   crawl: emptyCrawlForm(),
   tracking: emptyTrackingForm(),
 });
@@ -288,6 +297,7 @@ ${field('job-timezone', 'scheduling.timezone', 'Time zone', html`<input id="job-
 <p class="hint">Comma-separated numbers, like a cron line <code>m h * * d</code>.</p>
 </fieldset>
 <label class="check"><input type="checkbox" name="render" value="1"${v.render ? html` checked` : ''}> Render pages in a headless browser (for pages built by JavaScript)</label>
+${contentFieldset(v.content, errors)}
 ${crawlFieldset(v.crawl, errors)}
 ${trackingFieldset(v.tracking, errors)}
 <div class="actions"><button type="submit" class="btn btn-primary">Create job</button>

@@ -1,6 +1,7 @@
 import {
   type ChangeTypeName,
   type ChangeView,
+  type PageChangeView,
   type RunUrlView,
   URL_STATUSES,
   type UrlStatusName,
@@ -38,6 +39,24 @@ ${shots && html`<td data-label="Screenshot">${shot ? html`<a class="thumb" href=
 </tr>`;
 }
 
+/** The formats of a run's documents, from the settings it started with (none: it kept no documents). */
+export function runFormats(run: Run): string[] {
+  const formats = (run.settings as { formats?: unknown } | null)?.formats;
+  return Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : [];
+}
+
+/** The run's views: its overview (URLs, changes) and its pages' documents, when it kept any. */
+export function runTabs(jobId: string, run: Run, current: 'overview' | 'documents'): SafeHtml | '' {
+  if (current === 'overview' && runFormats(run).length === 0) return '';
+  const base = `/console/jobs/${jobId}/runs/${run.id}`;
+  const tab = (name: typeof current, href: string, label: string) =>
+    html`<li><a class="tab" href="${href}"${name === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return html`<nav aria-label="Views of the run"><ul class="tab-list">
+${tab('overview', base, 'Overview')}
+${tab('documents', `${base}/documents`, 'Documents')}
+</ul></nav>`;
+}
+
 /** The state of the run page in its address: each table's filter and cursor. */
 export interface RunPageState {
   status?: UrlStatusName | undefined;
@@ -55,7 +74,7 @@ export function runPage(
   job: Job,
   run: Run,
   urls: Page<RunUrlView>,
-  changes: Page<ChangeView> | null,
+  changes: Page<ChangeView | PageChangeView> | null,
   state: RunPageState,
 ): SafeHtml {
   const base = `/console/jobs/${job.id}/runs/${run.id}`;
@@ -82,6 +101,7 @@ export function runPage(
     `Run of ${job.name}`,
     html`<p class="crumbs"><a href="/console/jobs">Jobs</a> / <a href="/console/jobs/${job.id}">${job.name}</a> /</p>
 <div class="title-row"><h1>Run <span class="mono">${run.id}</span></h1>${badge(run.status)}</div>
+${runTabs(job.id, run, 'overview')}
 <div class="actions"><a class="btn btn-plain" href="${base}${query({ ...urlState, ...changeState, cursor: undefined, change_cursor: undefined })}">Refresh</a></div>
 <dl class="facts">
   <div><dt>Trigger</dt><dd>${run.trigger}</dd></div>

@@ -1,8 +1,12 @@
 import {
   type ChangeTracking,
+  type Content,
   type Crawl,
   changeTrackingSchema,
+  contentSchema,
   crawlSchema,
+  type FormatName,
+  formatsSchema,
   healthSchema,
   type ProxyConfig,
   proxyConfigSchema,
@@ -30,9 +34,19 @@ export interface RunFailure {
 /** A job with its JSON columns in the API's own types. */
 export type Job = Omit<
   JobModel,
-  'queries' | 'scheduling' | 'renderConfig' | 'proxyConfig' | 'crawl' | 'changeTracking' | 'request'
+  | 'queries'
+  | 'formats'
+  | 'content'
+  | 'scheduling'
+  | 'renderConfig'
+  | 'proxyConfig'
+  | 'crawl'
+  | 'changeTracking'
+  | 'request'
 > & {
   queries: Query[];
+  formats: FormatName[];
+  content: Content | null;
   scheduling: Scheduling | null;
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
@@ -46,7 +60,7 @@ export type Job = Omit<
 export type Run = Omit<RunModel, 'error' | 'firstFailure' | 'changes' | 'health'> & {
   error: RunView['error'];
   /** Counts against the base run, with duplicate keys. */
-  changes: (RunView['changes'] & { duplicate_keys: number }) | null;
+  changes: (RunView['changes'] & { duplicate_keys: number; pages?: NonNullable<RunView['changes']> }) | null;
   health: RunHealth | null;
   /** The failed URL with the lowest index so far. */
   firstFailure: (RunFailure & { index: number }) | null;
@@ -54,6 +68,8 @@ export type Run = Omit<RunModel, 'error' | 'firstFailure' | 'changes' | 'health'
 
 const jobColumns = z.object({
   queries: z.array(querySchema),
+  formats: formatsSchema,
+  content: contentSchema.nullable(),
   scheduling: schedulingSchema.nullable(),
   renderConfig: renderConfigSchema.nullable(),
   proxyConfig: proxyConfigSchema.nullable(),
@@ -65,7 +81,9 @@ const jobColumns = z.object({
 const runColumns = z.object({
   error: runSchema.shape.error,
   firstFailure: z.object({ index: z.int(), code: z.string(), message: z.string() }).nullable(),
-  changes: runChangesSchema.extend({ duplicate_keys: z.int() }).nullable(),
+  changes: runChangesSchema
+    .extend({ duplicate_keys: z.int(), pages: runChangesSchema.optional() })
+    .nullable(),
   health: healthSchema.nullable(),
 });
 

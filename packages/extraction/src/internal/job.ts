@@ -120,20 +120,39 @@ export function extractPage(job: CompiledJob, html: string, links?: LinkOptions)
     });
     return { records, links: [] };
   }
+  // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
+  // RegExp alike, and costs one thread start per page instead of one per query.
+  return watched(page, limits, () => {
+    const streamed = stream && !linksNeedTree && !unwatched ? streamValues(stream, html, limits) : null;
+    const root = streamed === null && (needsDom || linksNeedTree) ? parseHtml(html) : null;
+    const records = evaluateRecords(queries, page, (query, i) => {
+      if (query.type === 'regex') evaluateRegex(query.regex, html, page);
+      else if (streamed) pushStreamed(stream![i]!, streamed[i]!, page);
+      else if (query.type === 'css') evaluateCss(query.css, root!, page);
+      else evaluateXPathValues(query.xpath, root!, page);
+    });
+    return { records, links: links === undefined ? [] : evaluateLinks(links, html, root, page) };
+  });
+}
+
+/**
+ * The records of a document that is text without markup (a PDF's): its regex queries apply to
+ * the text, its css and xpath queries match nothing (docs/api.md §17). Same limits as a page.
+ */
+export function extractText(job: CompiledJob, text: string): ExtractedRecord[] {
+  const { queries, limits } = job[brand];
+  const page = new PageValues(limits);
+  return watched(page, limits, () =>
+    evaluateRecords(queries, page, (query) => {
+      if (query.type === 'regex') evaluateRegex(query.regex, text, page);
+    }),
+  );
+}
+
+/** `work` under the page's time limit; past it, an ExtractionError saying what the page was doing. */
+function watched<T>(page: PageValues, limits: ResolvedLimits, work: () => T): T {
   try {
-    // One watchdog for the whole page: it interrupts css-select, fontoxpath and a backtracking
-    // RegExp alike, and costs one thread start per page instead of one per query.
-    return runWithTimeLimit(() => {
-      const streamed = stream && !linksNeedTree && !unwatched ? streamValues(stream, html, limits) : null;
-      const root = streamed === null && (needsDom || linksNeedTree) ? parseHtml(html) : null;
-      const records = evaluateRecords(queries, page, (query, i) => {
-        if (query.type === 'regex') evaluateRegex(query.regex, html, page);
-        else if (streamed) pushStreamed(stream![i]!, streamed[i]!, page);
-        else if (query.type === 'css') evaluateCss(query.css, root!, page);
-        else evaluateXPathValues(query.xpath, root!, page);
-      });
-      return { records, links: links === undefined ? [] : evaluateLinks(links, html, root, page) };
-    }, limits.timeLimitMs);
+    return runWithTimeLimit(work, limits.timeLimitMs);
   } catch (error) {
     if (!(error instanceof TimeLimitExceeded)) throw error;
     throw new ExtractionError(

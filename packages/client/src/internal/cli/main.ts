@@ -3,12 +3,18 @@ import { ScrapeJobs } from '../client.ts';
 import { ApiError, ConnectionError, ScrapeJobsError } from '../errors.ts';
 import { CLIENT_VERSION } from '../transport.ts';
 import { type Command, EXIT, EXIT_MEANINGS, type Streams, UsageError, type Values } from './command.ts';
+import { documentCommands } from './documents.ts';
 import { jobCommands } from './jobs.ts';
 import { Output } from './output.ts';
 import { runCommands } from './runs.ts';
 import { webhookCommands } from './webhooks.ts';
 
-const COMMANDS: Record<string, Command> = { ...jobCommands, ...runCommands, ...webhookCommands };
+const COMMANDS: Record<string, Command> = {
+  ...jobCommands,
+  ...runCommands,
+  ...documentCommands,
+  ...webhookCommands,
+};
 
 const COMMON = {
   json: { type: 'boolean' },

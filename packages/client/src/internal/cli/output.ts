@@ -50,22 +50,36 @@ export class Output {
       this.line(`${key.padEnd(width)}  ${typeof v === 'object' && v !== null ? JSON.stringify(v) : cell(v)}`);
   }
 
+  /** Writes text, waiting while a slow reader (a pipe) catches up rather than letting output pile up. */
+  async write(text: string): Promise<void> {
+    if (!this.#out.write(text)) await once(this.#out, 'drain');
+  }
+
+  /** The items as one JSON array, streamed item by item. */
+  async array<T>(items: AsyncIterable<T>): Promise<number> {
+    let count = 0;
+    this.#out.write('[');
+    for await (const item of items) await this.write(`${count++ ? ',' : ''}\n  ${JSON.stringify(item)}`);
+    this.line(count ? '\n]' : ']');
+    return count;
+  }
+
+  /** The items as JSON Lines: one compact JSON object a line, streamed. */
+  async jsonLines<T>(items: AsyncIterable<T>): Promise<number> {
+    let count = 0;
+    for await (const item of items) {
+      await this.write(`${JSON.stringify(item)}\n`);
+      count++;
+    }
+    return count;
+  }
+
   /**
    * The items of a list: a JSON array streamed item by item with `--json`, else an aligned table
    * (which needs every row for its widths).
    */
   async list<T>(items: AsyncIterable<T>, columns: (first: T | undefined) => Column<T>[]): Promise<number> {
-    let count = 0;
-    if (this.json) {
-      this.#out.write('[');
-      for await (const item of items) {
-        // A slow reader (a pipe) holds the next page back rather than letting output pile up.
-        if (!this.#out.write(`${count++ ? ',' : ''}\n  ${JSON.stringify(item)}`))
-          await once(this.#out, 'drain');
-      }
-      this.line(count ? '\n]' : ']');
-      return count;
-    }
+    if (this.json) return this.array(items);
     const rows: T[] = [];
     for await (const item of items) rows.push(item);
     const cols = columns(rows[0]);

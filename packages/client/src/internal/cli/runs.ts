@@ -1,4 +1,13 @@
-import type { Change, ChangeType, DownloadFormat, Result, Run, RunUrl } from '../types.ts';
+import type {
+  ChangeItem,
+  ChangeList,
+  ChangeType,
+  DownloadContent,
+  DownloadFormat,
+  Result,
+  Run,
+  RunUrl,
+} from '../types.ts';
 import { type Command, type Context, limitOf, pageSize, str, UsageError } from './command.ts';
 import { type Column, take } from './output.ts';
 import { formatBytes, ProgressBar } from './progress.ts';
@@ -33,20 +42,34 @@ const resultColumns = (first: Result | undefined): Column<Result>[] => [
   ...Object.keys(first?.data ?? {}).map((name) => ({ header: name, value: (r: Result) => r.data[name] })),
 ];
 
-const CHANGE_COLUMNS: Column<Change>[] = [
+// A record's change shows its key and record; a page's (change_tracking.content) its URL and diff.
+const CHANGE_COLUMNS: Column<ChangeItem>[] = [
   { header: 'type', value: (c) => c.type },
-  { header: 'key', value: (c) => c.key },
-  { header: 'changed_fields', value: (c) => c.changed_fields.join(',') || null },
-  { header: 'data', value: (c) => c.data ?? c.previous },
+  { header: 'kind', value: (c) => ('kind' in c ? c.kind : 'record') },
+  { header: 'key', value: (c) => ('kind' in c ? c.url : c.key) },
+  { header: 'changed_fields', value: (c) => ('kind' in c ? null : c.changed_fields.join(',') || null) },
+  { header: 'data', value: (c) => ('kind' in c ? c.diff : (c.data ?? c.previous)) },
 ];
 
-const FORMATS: readonly DownloadFormat[] = ['json', 'csv', 'xlsx', 'sql'];
+/** `15 added, 0 removed, …`, then the pages' counts when the run compared pages too. */
+function summaryLine({ pages, ...records }: ChangeList['summary']): string {
+  const counts = (o: object) => Object.entries(o).map(([k, v]) => `${v} ${k}`);
+  return `${counts(records).join(', ')}${pages ? `; pages: ${counts(pages).join(', ')}` : ''}`;
+}
 
-function formatOf(ctx: Context): DownloadFormat | undefined {
-  const format = str(ctx.values, 'format');
-  if (format !== undefined && !(FORMATS as readonly string[]).includes(format))
-    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
-  return format as DownloadFormat | undefined;
+// Keyed by every name of the type, so a format or content the API adds fails the type-check here.
+const FORMATS = Object.keys({ json: 1, jsonl: 1, csv: 1, xlsx: 1, sql: 1 } satisfies Record<
+  DownloadFormat,
+  1
+>);
+const CONTENTS = Object.keys({ records: 1, documents: 1 } satisfies Record<DownloadContent, 1>);
+
+/** `--<name>`: one of `allowed`, or undefined. */
+function oneOf<T extends string>(ctx: Context, name: string, allowed: readonly string[]): T | undefined {
+  const value = str(ctx.values, name);
+  if (value !== undefined && !allowed.includes(value))
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return value as T | undefined;
 }
 
 async function download(ctx: Context): Promise<undefined> {
@@ -57,7 +80,8 @@ async function download(ctx: Context): Promise<undefined> {
   const bar = new ProgressBar(ctx.streams.stderr, path ?? 'download', ctx.progress);
   let last = { bytes: 0, size: null as number | null };
   const done = await ctx.client.results.download(jobId, {
-    format: formatOf(ctx),
+    format: oneOf<DownloadFormat>(ctx, 'format', FORMATS),
+    content: oneOf<DownloadContent>(ctx, 'content', CONTENTS),
     run_id: str(ctx.values, 'run'),
     changes,
     to: path ?? ctx.streams.stdout,
@@ -129,11 +153,13 @@ export const runCommands: Record<string, Command> = {
   },
   'results download': {
     usage:
-      'results download <job_id> [--format json|csv|xlsx|sql] [-o <file>] [--run <run_id>] [--changes added,changed,removed]',
-    summary: "stream a run's records as a file (to standard output without -o)",
+      'results download <job_id> [--format json|jsonl|csv|xlsx|sql] [--content records|documents] [-o <file>] [--run <run_id>] [--changes added,changed,removed]',
+    summary:
+      "stream a run's records, or with --content documents its pages' documents (json or jsonl), as a file (to standard output without -o)",
     args: ['job_id'],
     options: {
       format: { type: 'string' },
+      content: { type: 'string' },
       output: { type: 'string', short: 'o' },
       run: { type: 'string' },
       changes: { type: 'string' },
@@ -142,7 +168,8 @@ export const runCommands: Record<string, Command> = {
   },
   changes: {
     usage: 'changes <job_id> <run_id> [--type added|removed|changed] [--limit <n>]',
-    summary: 'list what changed in a run against its base run (change tracking)',
+    summary:
+      "list what changed in a run against its base run (change tracking): records, and pages' markdown with change_tracking.content",
     args: ['job_id', 'run_id'],
     options: { ...LIST, type: { type: 'string' } },
     async run(ctx) {
@@ -151,8 +178,7 @@ export const runCommands: Record<string, Command> = {
       const type = str(ctx.values, 'type') as ChangeType | undefined;
       if (!ctx.out.json) {
         const { base_run_id, summary } = await ctx.client.runs.changes(jobId, runId, { type, limit: 1 });
-        const counts = Object.entries(summary).map(([k, v]) => `${v} ${k}`);
-        ctx.out.line(`${runId} against ${base_run_id ?? '(no base run)'}: ${counts.join(', ')}`);
+        ctx.out.line(`${runId} against ${base_run_id ?? '(no base run)'}: ${summaryLine(summary)}`);
       }
       const changes = ctx.client.runs.iterateChanges(jobId, runId, { type, limit: pageSize(limit) });
       await ctx.out.list(take(changes, limit), () => CHANGE_COLUMNS);

@@ -23,6 +23,8 @@ export function toDetail(job: Job): JobDetail {
     updated_at: job.updatedAt.toISOString(),
     rate_limit: job.rateLimit,
     queries: job.queries,
+    formats: job.formats,
+    content: job.content,
     scheduling: job.scheduling,
     render_config: job.renderConfig,
     proxy_config: job.proxyConfig,

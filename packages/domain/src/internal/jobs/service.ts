@@ -2,10 +2,15 @@ import {
   type ChangeTracking,
   type ChangeView,
   type CreateJobInput,
+  type FormatName,
   type JobListItem,
   type JobStatusName,
+  noQueriesIssue,
+  type PageChangeView,
   type Query,
+  type RenderConfig,
   type RunUrlView,
+  renderConfigSchema,
   schedulingSchema,
   type UpdateJobInput,
   unknownKeyNames,
@@ -136,9 +141,11 @@ export class JobsService {
       name: input.name,
       source: input.source,
       queries: input.queries,
+      formats: input.formats,
+      content: input.content,
       rateLimit: input.rate_limit,
       scheduling: input.scheduling,
-      renderConfig: input.render_config,
+      renderConfig: withScreenshot(input.render_config, input.formats),
       proxyConfig: input.proxy_config,
       crawl: input.crawl,
       changeTracking: input.change_tracking,
@@ -156,9 +163,9 @@ export class JobsService {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
                                render_config, proxy_config, crawl, change_tracking, request, retention_days,
-                               status, created_at, updated_at, next_run_at)
+                               formats, content, status, created_at, updated_at, next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
-                     $14::jsonb, $15::jsonb, $16, 'scheduled', $11, $11, $12)`,
+                     $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, 'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -168,7 +175,7 @@ export class JobsService {
         JSON.stringify(input.queries),
         job.rateLimit,
         jsonText(input.scheduling),
-        jsonText(input.render_config),
+        jsonText(job.renderConfig),
         jsonText(input.proxy_config),
         now.toISOString(),
         job.nextRunAt?.toISOString() ?? null,
@@ -176,6 +183,8 @@ export class JobsService {
         jsonText(input.change_tracking),
         jsonText(job.request),
         job.retentionDays,
+        JSON.stringify(input.formats),
+        jsonText(input.content),
       ],
     };
     const unknown = keyIssues(input.change_tracking, input.queries);
@@ -199,7 +208,16 @@ export class JobsService {
       if (input.source !== undefined) data.source = input.source;
       if (input.queries !== undefined) data.queries = input.queries;
       if (input.rate_limit !== undefined) data.rateLimit = input.rate_limit;
-      if (input.render_config !== undefined) data.renderConfig = jsonOrNull(input.render_config);
+      if (input.formats !== undefined) data.formats = input.formats;
+      if (input.content !== undefined) data.content = jsonOrNull(input.content);
+      const formats = input.formats ?? current.formats;
+      const queries = input.queries ?? current.queries;
+      const empty = noQueriesIssue(queries, formats);
+      if (empty) throw validationError({ queries: empty }, 'The job configuration is invalid.');
+      if (input.render_config !== undefined || input.formats !== undefined) {
+        const render = input.render_config === undefined ? current.renderConfig : input.render_config;
+        data.renderConfig = jsonOrNull(withScreenshot(render, formats));
+      }
       if (input.proxy_config !== undefined) data.proxyConfig = jsonOrNull(input.proxy_config);
       if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
       if (input.change_tracking !== undefined) data.changeTracking = jsonOrNull(input.change_tracking);
@@ -258,13 +276,16 @@ export class JobsService {
                UPDATE jobs SET status = 'running', last_run_at = $4, last_run_id = $5, updated_at = $4,
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
-                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request),
+                RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
+                          formats, content, change_tracking),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4,
                       jsonb_build_object('source', source, 'queries', queries, 'rate_limit', rate_limit,
                                          'render_config', render_config, 'proxy_config', proxy_config,
-                                         'crawl', crawl, 'request', request)
+                                         'crawl', crawl, 'request', request, 'formats', formats,
+                                         'content', content, 'track_content',
+                                         coalesce((change_tracking->>'content')::boolean, false))
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started', ${STARTED_DATA}, $4
@@ -442,7 +463,7 @@ export class JobsService {
     jobId: string,
     runId: string,
     query: RunChangesQuery,
-  ): Promise<{ run: Run; page: Page<ChangeView> }> {
+  ): Promise<{ run: Run; page: Page<ChangeView | PageChangeView> }> {
     const job = await this.get(owner, jobId);
     const run = await this.getRun(owner, jobId, runId);
     if (!job.changeTracking) throw notFound('Change tracking of this job');
@@ -474,6 +495,12 @@ export class JobsService {
     if (rows.length === 0) throw notFound('Job');
     return this.get(owner, id, tx);
   }
+}
+
+/** The `screenshot` format is render_config.screenshot, and turns rendering on (docs/api.md §17). */
+function withScreenshot(render: RenderConfig | null, formats: readonly FormatName[]): RenderConfig | null {
+  if (!formats.includes('screenshot')) return render;
+  return { ...(render ?? renderConfigSchema.parse({})), enabled: true, screenshot: true };
 }
 
 /** The 400 for a change-tracking key naming neither `url` nor one of `queries` (docs/api.md §13), else null. */

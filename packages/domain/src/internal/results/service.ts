@@ -1,9 +1,24 @@
 import type { Readable } from 'node:stream';
-import type { ChangeTypeName, DownloadFormat } from '@scrapejobs/contracts';
+import {
+  type ChangeTypeName,
+  DOCUMENT_DOWNLOAD_FORMATS,
+  type DocumentView,
+  type DownloadContent,
+  type DownloadFormat,
+} from '@scrapejobs/contracts';
 import { type Database, isId, Prisma, type RunModel, recordId } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import { AppError, notFound, validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
+import {
+  DOCUMENT_DOWNLOAD_SQL,
+  decodeDocumentCursor,
+  documentRows,
+  documentStream,
+  documentView,
+  encodeDocumentCursor,
+  shownFormats,
+} from './documents.ts';
 import { DOWNLOADS } from './formats/index.ts';
 import { arraySource, type RowSource } from './formats/stream.ts';
 import { openRowCursor } from './row-cursor.ts';
@@ -55,6 +70,13 @@ export interface ResultPage {
   runId: string | null;
   queryNames: string[];
   items: StoredResult[];
+  nextCursor: string | null;
+}
+
+export interface DocumentPage {
+  jobId: string;
+  runId: string;
+  items: DocumentView[];
   nextCursor: string | null;
 }
 
@@ -189,6 +211,36 @@ export class ResultsService {
     };
   }
 
+  /** A page of a run's documents in its URL order (docs/api.md §17), `url` the one asked for. */
+  async listDocuments(
+    owner: Owner,
+    jobId: string,
+    runId: string,
+    opts: { url?: string | undefined; limit: number; cursor?: string | undefined },
+  ): Promise<DocumentPage> {
+    const job = await this.#job(owner, jobId);
+    const run = await this.#runOf(job.id, runId);
+    const after = opts.cursor === undefined ? -1 : decodeDocumentCursor(opts.cursor, run.id);
+    const rows = await this.#db.$queryRaw<
+      { seq: number; url: string; statusCode: number | null; data: Uint8Array | null }[]
+    >(documentRows(run.id, after, opts.limit, opts.url));
+    const shown = shownFormats(run.settings);
+    const items: DocumentView[] = [];
+    let last = after;
+    for (const row of rows) {
+      if (row.data === null || items.length === opts.limit) break;
+      items.push(documentView(row.url, row.statusCode, row.data, shown));
+      last = row.seq;
+    }
+    const more = rows.length > items.length;
+    return {
+      jobId: job.id,
+      runId: run.id,
+      items,
+      nextCursor: more ? encodeDocumentCursor(run.id, last) : null,
+    };
+  }
+
   /**
    * A run as a file, streamed from a database cursor (the job and run are checked, and the
    * cursor opened, before the first byte, so those failures still get an error response).
@@ -196,13 +248,33 @@ export class ResultsService {
   async download(
     owner: Owner,
     jobId: string,
-    opts: { format: DownloadFormat; runId?: string | undefined; changes?: ChangeTypeName[] | undefined },
+    opts: {
+      format: DownloadFormat;
+      content?: DownloadContent;
+      runId?: string | undefined;
+      changes?: ChangeTypeName[] | undefined;
+    },
   ): Promise<Download> {
     const job = await this.#job(owner, jobId);
     const run = await this.#pickRun(job.id, opts.runId);
     const format = DOWNLOADS[opts.format];
-    const filename = `${job.id}-${run?.id ?? 'none'}.${format.ext}`;
     const { contentType } = format;
+    if (opts.content === 'documents') {
+      if (!DOCUMENT_DOWNLOAD_FORMATS.includes(opts.format))
+        throw validationError({
+          format: `must be ${DOCUMENT_DOWNLOAD_FORMATS.join(' or ')} with content=documents`,
+        });
+      const filename = `${job.id}-${run?.id ?? 'none'}-documents.${format.ext}`;
+      const source = run
+        ? await this.#openCursor({ sql: DOCUMENT_DOWNLOAD_SQL, names: [] }, [run.id])
+        : arraySource([]);
+      return {
+        filename,
+        contentType,
+        body: documentStream(opts.format, source, shownFormats(run?.settings)),
+      };
+    }
+    const filename = `${job.id}-${run?.id ?? 'none'}.${format.ext}`;
     if (opts.changes) {
       // Only the items of these kinds, with a first column `change` (docs/api.md §13).
       if (!job.tracked) throw notFound('Change tracking of this job');
@@ -300,7 +372,7 @@ function changeRows(names: readonly string[]): { sql: string; names: readonly st
   const fields = names.map((_, i) => `, coalesce(data, previous)->>$${i + 3}::text`).join('');
   return {
     sql: `SELECT type::text, coalesce(data, previous)->>'url', ${SCRAPED_AT}${fields}
-            FROM run_changes WHERE run_id = $1 AND type::text = ANY($2::text[]) ORDER BY seq`,
+            FROM run_changes WHERE run_id = $1 AND kind = 'record' AND type::text = ANY($2::text[]) ORDER BY seq`,
     names,
   };
 }

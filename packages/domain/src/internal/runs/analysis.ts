@@ -1,8 +1,10 @@
+import { pageDiff } from '@scrapejobs/content';
 import type { OutboxData, RunHealth } from '@scrapejobs/contracts';
 import { type Database, type Mode, transaction } from '@scrapejobs/db';
 import type pg from 'pg';
 import { outboxEvent } from '../outbox.ts';
 import { wallTime } from './frontier.ts';
+import { comparePages, type PageCounts, type PageDiffer } from './page-changes.ts';
 
 /** RECORDS_DROP looks at this many of the job's latest successful runs before the run, given at least MIN_HISTORY. */
 const HISTORY = 5;
@@ -15,6 +17,8 @@ export interface ChangeCounts {
   changed: number;
   unchanged: number;
   duplicate_keys: number;
+  /** With change_tracking.content: the pages compared. */
+  pages?: PageCounts;
 }
 
 /** What the analysis of an ended run found. */
@@ -37,7 +41,7 @@ interface EndedRun {
   mode: Mode;
   queries: { name: string }[];
   settings: { queries?: { name: string }[] } | null;
-  change_tracking: { key: string[] } | null;
+  change_tracking: { key: string[]; content?: boolean } | null;
 }
 
 /** A run of the job that ended before, for the base run and the history of counts. */
@@ -57,10 +61,17 @@ interface EarlierRun {
 export class RunAnalysis {
   readonly #db: Database;
   readonly #publicBaseUrl: string;
+  readonly #differ: PageDiffer;
 
-  constructor(db: Database, publicBaseUrl: string) {
+  /** `differ` diffs pages' markdown (a worker runs it on its extraction threads). */
+  constructor(
+    db: Database,
+    publicBaseUrl: string,
+    differ: PageDiffer = async (before, after) => pageDiff(before, after),
+  ) {
     this.#db = db;
     this.#publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
+    this.#differ = differ;
   }
 
   /** Runs that ended and wait for their analysis, those that ended first first. */
@@ -98,6 +109,10 @@ export class RunAnalysis {
       const tracking = run.change_tracking;
       const base = tracking ? previous : null;
       const changes = tracking ? await compare(client, run.id, base?.id ?? null, tracking.key, names) : null;
+      if (changes && tracking?.content)
+        changes.pages = await comparePages(client, run.id, base?.id ?? null, this.#differ);
+      const pages = changes?.pages;
+      const pagesChanged = pages ? pages.added + pages.removed + pages.changed : 0;
       await client.query({
         name: 'analysis-save',
         text: `UPDATE runs SET analysis_due = false, health = $2, query_matches = $3, changes = $4, base_run_id = $5
@@ -111,7 +126,7 @@ export class RunAnalysis {
         ],
       });
       const at = new Date();
-      if (changes && changes.added + changes.removed + changes.changed > 0)
+      if (changes && changes.added + changes.removed + changes.changed + pagesChanged > 0)
         await insertEvent(client, run, 'job.changed', at, {
           job_id: run.job_id,
           job_name: run.job_name,

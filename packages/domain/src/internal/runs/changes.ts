@@ -1,4 +1,4 @@
-import type { ChangeTypeName, ChangeView } from '@scrapejobs/contracts';
+import type { ChangeTypeName, ChangeView, PageChangeView } from '@scrapejobs/contracts';
 import type { Database } from '@scrapejobs/db';
 import { decodePositionCursor, type Page, pageOf } from '../paging.ts';
 
@@ -31,7 +31,7 @@ export async function readRunChanges(
   query: RunChangesQuery,
   names: readonly string[],
   key: readonly string[],
-): Promise<Page<ChangeView>> {
+): Promise<Page<ChangeView | PageChangeView>> {
   const after = decodePositionCursor(query.cursor) ?? -1;
   const values: unknown[] = [runId, query.limit + 1, after];
   if (query.type) values.push(query.type);
@@ -42,22 +42,28 @@ export async function readRunChanges(
     data: Values | null;
     previous: Values | null;
     changed_fields: string[];
+    kind: 'record' | 'page';
+    diff: string | null;
   }>({
     name: query.type ? 'run-changes-type' : 'run-changes',
-    text: `SELECT seq, type::text, key, data, previous, changed_fields FROM run_changes
+    text: `SELECT seq, type::text, key, data, previous, changed_fields, kind::text, diff FROM run_changes
             WHERE run_id = $1 AND seq > $3 ${query.type ? 'AND type = $4::"ChangeType"' : ''}
             ORDER BY seq LIMIT $2`,
     values,
   });
   const page = pageOf(rows, query.limit, (row) => String(row.seq));
   return {
-    items: page.items.map((row) => ({
-      type: row.type,
-      key: ordered(row.key, key.length > 0 ? key : names)!,
-      data: ordered(row.data, names),
-      previous: ordered(row.previous, names),
-      changed_fields: row.changed_fields,
-    })),
+    items: page.items.map((row) =>
+      row.kind === 'page'
+        ? { kind: 'page' as const, type: row.type, url: row.key.url ?? '', diff: row.diff ?? '' }
+        : {
+            type: row.type,
+            key: ordered(row.key, key.length > 0 ? key : names)!,
+            data: ordered(row.data, names),
+            previous: ordered(row.previous, names),
+            changed_fields: row.changed_fields,
+          },
+    ),
     nextCursor: page.nextCursor,
   };
 }

@@ -6,6 +6,7 @@ const TABLES = [
   { table: 'run_urls', key: 'seq' },
   { table: 'run_changes', key: 'seq' },
   { table: 'run_screenshots', key: 'seq' },
+  { table: 'run_documents', key: 'seq' },
   { table: 'run_robots', key: 'origin' },
 ] as const;
 
@@ -32,7 +33,7 @@ export interface RetentionOptions {
  * of a tracked job's latest comparison, and the runs of a job with a run still to be analysed.
  *
  * A run is first marked `deleting` in one short statement: from then on every read treats it as
- * gone (404). Its results, URLs, changes, screenshots and robots rows are then deleted in batches,
+ * gone (404). Its results, URLs, changes, screenshots, documents and robots rows are then deleted in batches,
  * each its own short statement, and the run's row last. A sweep that dies half way leaves marked
  * runs, never a half-deleted visible one; the next sweep (any process) finishes them.
  */

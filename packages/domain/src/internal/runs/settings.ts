@@ -1,6 +1,10 @@
 import {
+  type Content,
   type Crawl,
+  contentSchema,
   crawlSchema,
+  FORMATS,
+  type FormatName,
   type ProxyConfig,
   proxyConfigSchema,
   type Query,
@@ -20,6 +24,11 @@ export interface RunSettings {
   renderConfig: RenderConfig | null;
   proxyConfig: ProxyConfig | null;
   crawl: Crawl | null;
+  /** What each page's document keeps (docs/api.md §17); empty: records only. */
+  formats: FormatName[];
+  content: Content | null;
+  /** change_tracking.content: each page's markdown is compared with the base run's. */
+  trackContent: boolean;
   /** Secrets sealed: a worker opens them with the key of webhook secrets (jobs/request.ts). */
   request: StoredRequest | null;
 }
@@ -33,6 +42,9 @@ const settingsSchema = z
     proxy_config: proxyConfigSchema.nullable(),
     crawl: crawlSchema.nullable().default(null),
     request: storedRequestSchema.nullable().default(null),
+    formats: z.array(z.enum(FORMATS)).default([]),
+    content: contentSchema.nullable().default(null),
+    track_content: z.boolean().default(false),
   })
   .transform(
     (s): RunSettings => ({
@@ -43,6 +55,9 @@ const settingsSchema = z
       proxyConfig: s.proxy_config,
       crawl: s.crawl,
       request: s.request,
+      formats: s.formats,
+      content: s.content,
+      trackContent: s.track_content,
     }),
   );
 
@@ -57,5 +72,8 @@ export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
       proxy_config: job.proxyConfig,
       crawl: job.crawl,
       request: job.request,
+      formats: job.formats,
+      content: job.content,
+      track_content: (job.changeTracking as { content?: boolean } | null)?.content ?? false,
     },
   );

@@ -43,19 +43,32 @@ export interface FoundUrl {
   parentSeq: number;
 }
 
-/** What a worker stores at once: outcomes, the records of those that succeeded, and the URLs they found. */
 /** A rendered URL's full-page PNG (render_config.screenshot). */
 export interface Screenshot {
   seq: number;
   png: Buffer;
 }
 
+/** A fetched URL's document (docs/api.md §17), packed by the extraction thread. */
+export interface StoredDocument {
+  seq: number;
+  url: string;
+  statusCode: number | null;
+  /** The JSON's size before compression. */
+  bytes: number;
+  markdownHash: Uint8Array | null;
+  /** The JSON, zstd-compressed. */
+  data: Uint8Array;
+}
+
+/** What a worker stores at once: outcomes, the records of those that succeeded, and the URLs they found. */
 export interface Batch {
   pages: readonly PageRows[];
   outcomes: readonly UrlOutcome[];
   found: readonly FoundUrl[];
   /** Stored with their URL's outcome, like its records. */
   screenshots?: readonly Screenshot[];
+  documents?: readonly StoredDocument[];
 }
 
 /**
@@ -157,6 +170,7 @@ export class RunStore {
           pages: batch.pages.filter((page) => page.urlIndex === outcome.seq),
           found: batch.found.filter((url) => url.parentSeq === outcome.seq),
           screenshots: batch.screenshots?.filter((shot) => shot.seq === outcome.seq) ?? [],
+          documents: batch.documents?.filter((document) => document.seq === outcome.seq) ?? [],
         };
         try {
           lost += await this.#insertBatch(runId, one);
@@ -175,7 +189,10 @@ export class RunStore {
     }
   }
 
-  async #insertBatch(runId: string, { pages, outcomes, found, screenshots = [] }: Batch): Promise<number> {
+  async #insertBatch(
+    runId: string,
+    { pages, outcomes, found, screenshots = [], documents = [] }: Batch,
+  ): Promise<number> {
     if (outcomes.length === 0) return 0;
     const stored = pages.filter((page) => page.records > 0);
     const rows: PageColumns = {
@@ -198,6 +215,7 @@ export class RunStore {
         locked.rowCount === 0 ? 0 : await this.#writeBatch(client, runId, outcomes, found, rows);
       if (written > 0 && screenshots.length > 0)
         await this.#writeScreenshots(client, runId, outcomes, screenshots);
+      if (written > 0 && documents.length > 0) await this.#writeDocuments(client, runId, outcomes, documents);
       // A paused job shows the records of the run it cancelled, those stored after the pause too.
       if (written > 0 && locked.rows[0]?.status === 'cancelled')
         await client.query({
@@ -235,6 +253,37 @@ export class RunStore {
         screenshots.map((shot) => shot.seq),
         screenshots.map((shot) => claims.get(shot.seq) ?? -1),
         screenshots.map((shot) => shot.png),
+      ],
+    });
+  }
+
+  /** The documents of the URLs whose outcome this batch wrote (under this claim). */
+  async #writeDocuments(
+    client: PoolClient,
+    runId: string,
+    outcomes: readonly UrlOutcome[],
+    documents: readonly StoredDocument[],
+  ): Promise<void> {
+    const claims = new Map(outcomes.map((o) => [o.seq, o.claims]));
+    await client.query({
+      name: 'runs-save-documents',
+      text: `INSERT INTO run_documents (run_id, seq, url, status_code, bytes, markdown_hash, data)
+             SELECT $1, d.seq, d.url, d.status_code, d.bytes, d.markdown_hash, d.data
+               FROM unnest($2::int[], $3::int[], $4::text[], $5::smallint[], $6::int[], $7::bytea[], $8::bytea[])
+                      AS d(seq, claims, url, status_code, bytes, markdown_hash, data)
+               JOIN run_urls u ON u.run_id = $1 AND u.seq = d.seq AND u.claims = d.claims AND u.status = 'success'
+             ON CONFLICT (run_id, seq) DO NOTHING`,
+      values: [
+        runId,
+        documents.map((document) => document.seq),
+        documents.map((document) => claims.get(document.seq) ?? -1),
+        documents.map((document) => document.url),
+        documents.map((document) => document.statusCode),
+        documents.map((document) => document.bytes),
+        documents.map((document) => (document.markdownHash ? Buffer.from(document.markdownHash) : null)),
+        documents.map((document) =>
+          Buffer.from(document.data.buffer, document.data.byteOffset, document.data.byteLength),
+        ),
       ],
     });
   }

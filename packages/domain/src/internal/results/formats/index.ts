@@ -22,6 +22,12 @@ export const DOWNLOADS: Record<DownloadFormat, DownloadFormatSpec> = {
     stream: (names, source, leading) =>
       encodeStream(source, jsonEncoder(columnNames(names, undefined, leading))),
   },
+  jsonl: {
+    ext: 'jsonl',
+    contentType: 'application/jsonl',
+    stream: (names, source, leading) =>
+      encodeStream(source, jsonEncoder(columnNames(names, undefined, leading), true)),
+  },
   csv: {
     ext: 'csv',
     contentType: 'text/csv; charset=utf-8',

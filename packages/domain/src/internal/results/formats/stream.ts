@@ -18,9 +18,11 @@ const MAX_BATCH = 1000;
 /**
  * The encoded records as a byte stream that pulls a batch only when the consumer wants more
  * (backpressure down to the database); destroying it (a client that went away) closes the source.
+ * `minBatch` 1 suits rows that may each be megabytes (documents).
  */
-export function encodeStream(source: RowSource, encoder: Encoder): Readable {
-  let batch = 200;
+export function encodeStream(source: RowSource, encoder: Encoder, minBatch = MIN_BATCH): Readable {
+  // Rows that may be large start one at a time, until their size is known.
+  let batch = minBatch < MIN_BATCH ? minBatch : 200;
   let started = false;
   let closed: Promise<void> | undefined;
   const close = (err?: Error | null) => {
@@ -43,7 +45,7 @@ export function encodeStream(source: RowSource, encoder: Encoder): Readable {
         const body = encoder.rows(rows);
         // Aim the next batch at the target size, from the size of this one.
         const perRow = Math.max(1, body.length / rows.length);
-        batch = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.floor(TARGET_BATCH_BYTES / perRow)));
+        batch = Math.min(MAX_BATCH, Math.max(minBatch, Math.floor(TARGET_BATCH_BYTES / perRow)));
         text += body;
         this.push(text);
       } catch (err) {

@@ -1,0 +1,15 @@
+export { pageDiff } from './internal/diff.ts';
+export {
+  type ContentOptions,
+  DOCUMENT_LIMITS,
+  type DocumentFormat,
+  type Metadata,
+  type PageDocument,
+  type PageInfo,
+} from './internal/document.ts';
+export { ContentError } from './internal/errors.ts';
+export { checkSelector, htmlDocument } from './internal/html/index.ts';
+export { type BodyKind, bodyKind } from './internal/kind.ts';
+export { pdfDocument } from './internal/pdf/index.ts';
+export { textDocument } from './internal/plain.ts';
+export { markdownHash, type PackedDocument, packDocument, unpackDocument } from './internal/stored.ts';

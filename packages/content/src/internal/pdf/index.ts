@@ -1,0 +1,1 @@
+export { PDF_LIMITS, type PdfLimits, pdfDocument } from './extract.ts';
