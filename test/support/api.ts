@@ -17,6 +17,8 @@ export interface TestApiOptions {
   rateLimit?: number;
   proxies?: ProxyEntry[];
   adminToken?: string;
+  /** PUBLIC_BASE_URL: where the links in answers point (a listening test server's address). */
+  publicBaseUrl?: string;
   /** Webhook settings (loopback receivers need private targets allowed). */
   webhooks?: Partial<Pick<ApiConfig, 'WEBHOOK_SECRET_KEY' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>>;
 }
@@ -33,6 +35,7 @@ export function buildTestApi(opts: TestApiOptions) {
     API_RATE_LIMIT_PER_MINUTE: opts.rateLimit ?? 100_000,
     PROXY_URLS: opts.proxies ?? [],
     ADMIN_TOKEN: opts.adminToken,
+    ...(opts.publicBaseUrl && { PUBLIC_BASE_URL: opts.publicBaseUrl }),
     ...opts.webhooks,
   };
   const runtime = createApiRuntime(config, { db: opts.db, log: createLogger('api-test', 'silent') });

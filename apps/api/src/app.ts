@@ -5,6 +5,7 @@ import type { Database } from '@scrapejobs/db';
 import {
   type Accounts,
   AppError,
+  type CompatService,
   type JobsService,
   type KeyCache,
   type KeysService,
@@ -18,6 +19,7 @@ import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
+import { firecrawlRouter } from './firecrawl/routes.ts';
 import { adminRoutes } from './http/admin.ts';
 import { resolveAuth } from './http/auth.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -40,6 +42,8 @@ export interface ApiServices {
   results: ResultsService;
   webhooks: WebhooksService;
   accounts: Accounts;
+  /** The Firecrawl-compatible API's work (docs/api.md §18). */
+  compat: CompatService;
 }
 
 export interface AppParts {
@@ -52,6 +56,7 @@ export interface AppParts {
     | 'ADMIN_TOKEN'
     | 'WEBHOOK_SECRET_KEY'
     | 'NODE_ENV'
+    | 'PUBLIC_BASE_URL'
   >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
@@ -162,7 +167,19 @@ export function createApp(deps: AppParts): express.Express {
       secureCookies: config.NODE_ENV === 'production',
     }),
   );
-  app.use(resolveAuth(db, deps.keyCache));
+  const auth = resolveAuth(db, deps.keyCache);
+  // Firecrawl's paths, with its error shape from authentication on (docs/api.md §18).
+  app.use(
+    ['/v1', '/v2'],
+    firecrawlRouter({
+      compat: services.compat,
+      parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
+      auth: [auth, limit],
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      log,
+    }),
+  );
+  app.use(auth);
   app.use(limit);
   app.use(mountRoutes(routes));
   app.use((req: Request) => {

@@ -16,6 +16,8 @@ export const apiEnvSchema = z.object({
   TRUST_PROXY: z.string().default('loopback'),
   /** Operator token for the queue dashboard at /admin/queues; unset turns the dashboard off. */
   ADMIN_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
+  /** Jobs made through the Firecrawl-compatible API expire this long after they are made (docs/api.md §18). */
+  FIRECRAWL_RETENTION_HOURS: envInt(1, 24 * 3650).default(24),
   ...secretKeysEnv,
 });
 

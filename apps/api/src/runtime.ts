@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, type Database } from '@scrapejobs/db';
 import {
   Accounts,
+  CompatService,
   JobsService,
   type KeyCache,
   KeysService,
@@ -95,8 +96,11 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     );
   // Webhook secrets and the secrets of jobs' requests are sealed with the same keys.
   const box = secretBoxOf(config);
+  const jobs = new JobsService(db, announcer, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL });
+  // One for the API and the console: its cap on downloads counts both.
+  const results = new ResultsService(db);
   const services: ApiServices = {
-    jobs: new JobsService(db, announcer, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL }),
+    jobs,
     keys: new KeysService(
       db,
       redisKeyChanges(redis, config.QUEUE_PREFIX, {
@@ -105,8 +109,11 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
           log.warn({ err: err.message, key_id: keyId }, 'key change not announced to other API processes'),
       }),
     ),
-    // One for the API and the console: its cap on downloads counts both.
-    results: new ResultsService(db),
+    results,
+    compat: new CompatService(db, jobs, results, {
+      retentionHours: config.FIRECRAWL_RETENTION_HOURS,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+    }),
     webhooks: new WebhooksService(db, {
       box,
       allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,

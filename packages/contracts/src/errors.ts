@@ -6,11 +6,15 @@ export const ERROR_CODES = {
   403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
+  /** A synchronous scrape of the Firecrawl-compatible API that did not finish in its timeout (§18). */
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   429: 'rate_limited',
   500: 'internal_error',
+  /** An endpoint of the Firecrawl-compatible API this service does not offer (§18). */
+  501: 'not_implemented',
   503: 'service_unavailable',
 } as const;
 

@@ -3,6 +3,9 @@ import { changeTrackingSchema, healthSchema, runChangesSchema } from './changes.
 import { renderActionSchema, requestSchema } from './request.ts';
 
 export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
+/** Where a job was made: this API (and the console), or the Firecrawl-compatible API (docs/api.md §18). */
+export const JOB_ORIGINS = ['api', 'firecrawl'] as const;
+export type JobOriginName = (typeof JOB_ORIGINS)[number];
 export const QUERY_TYPES = ['xpath', 'css', 'regex'] as const;
 export const WAIT_STRATEGIES = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
 export const ROTATION_STRATEGIES = ['round_robin', 'random', 'sticky'] as const;
@@ -177,6 +180,7 @@ const READ_ONLY = [
   'results_count',
   'next_run_at',
   'mode',
+  'origin',
 ] as const;
 
 /** PUT/PATCH /jobs/{id} body (docs/api.md §3.6): any subset of the create fields. */
@@ -206,6 +210,10 @@ export type JobStatusName = (typeof JOB_STATUSES)[number];
 /** GET /jobs/status query string (docs/api.md §3.2). */
 export const listJobsQuerySchema = z.strictObject({
   status: z.enum(JOB_STATUSES).optional(),
+  origin: z
+    .enum(JOB_ORIGINS)
+    .optional()
+    .describe("the jobs made by this origin; default api (those of the Firecrawl-compatible API are listed only when asked for)"),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),
 });
@@ -249,6 +257,7 @@ export const jobDetailSchema = jobListItemSchema.extend({
     .describe("runs that ended longer ago are deleted; null: the operator's setting"),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
+  origin: z.enum(JOB_ORIGINS).describe('firecrawl: made through the Firecrawl-compatible API (docs/api.md §18)'),
 });
 
 export const jobListSchema = z.object({

@@ -57,8 +57,8 @@ describe('schema drift', () => {
     ],
     [
       'a dropped index',
-      'DROP INDEX "jobs_user_id_mode_id_idx"',
-      'jobs: missing index jobs_user_id_mode_id_idx btree (user_id, mode, id DESC)',
+      'DROP INDEX "jobs_user_id_mode_origin_id_idx"',
+      'jobs: missing index jobs_user_id_mode_origin_id_idx btree (user_id, mode, origin, id DESC)',
     ],
     [
       'an index that lost its DESC',

@@ -17,11 +17,18 @@ export {
   unavailable,
   validationError,
 } from './internal/errors.ts';
+export {
+  type CompatError,
+  type CompatOptions,
+  type CompatRun,
+  CompatService,
+} from './internal/jobs/compat.ts';
 export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
 export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';
 export { type OpenedRequest, openRequest, type StoredRequest } from './internal/jobs/request.ts';
 export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';
 export {
+  type CompatJob,
   JobsService,
   type JobsServiceOptions,
   type RunAnnouncer,

@@ -113,6 +113,7 @@ describe('the crawl field', () => {
       formats: [],
       content: null,
       track_content: false,
+      urls: null,
     });
   });
 

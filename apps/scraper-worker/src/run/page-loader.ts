@@ -114,7 +114,7 @@ export class RunFetching {
         headers: opened.headers,
         cookies: opened.cookies,
         basicAuth: opened.basic_auth,
-        authOrigins: [...new Set(seedUrls(this.#settings.source).map(originOf))],
+        authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
       };
     }

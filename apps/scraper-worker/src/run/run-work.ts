@@ -97,7 +97,7 @@ export class RunWork {
     this.#batch = new BatchWriter(deps.store, state.runId, (urls) => this.#log.warn({ urls }, LEASE_LOST));
     this.#timeout = AbortSignal.timeout(Math.max(0, this.#startedAt + deps.runTimeoutMs - Date.now()));
     this.#timeout.addEventListener('abort', () => this.stop('timeout'), { once: true });
-    this.#filter = settings.crawl && filterSpec(settings.source, settings.crawl);
+    this.#filter = settings.crawl && filterSpec(settings, settings.crawl);
     this.#fetching = new RunFetching(deps, state.jobId, settings);
     this.#discovery = new Discovery({
       runId: state.runId,
@@ -224,8 +224,10 @@ export class RunWork {
       document,
     );
     if (url.kind === 'page') this.#deps.observer?.page(outcome.failure?.code ?? outcome.status);
-    // Outside the URL's try: a storage error halts the run here instead of failing the URL.
-    if (this.#batch.due) await this.#batch.flush();
+    // Outside the URL's try: a storage error halts the run here instead of failing the URL. The
+    // last URL in flight goes out at once: nothing else would join its batch soon, and the run
+    // (a single page scraped while its caller waits, the end of a crawl) ends sooner.
+    if (this.#batch.due || this.#held.size === 1) await this.#batch.flush();
   }
 
   async #processUrl(
@@ -363,9 +365,9 @@ export class RunWork {
 }
 
 /** A crawl's filter: same origin as one of its seeds, include and exclude. */
-function filterSpec(source: string, crawl: Crawl): UrlFilterSpec {
+function filterSpec(settings: RunSettings, crawl: Crawl): UrlFilterSpec {
   return {
-    seedOrigins: [...new Set(seedUrls(source).map(originOf))],
+    seedOrigins: [...new Set(seedUrls(settings).map(originOf))],
     sameOrigin: crawl.same_origin,
     include: crawl.include,
     exclude: crawl.exclude,

@@ -43,6 +43,7 @@ export type Job = Omit<
   | 'crawl'
   | 'changeTracking'
   | 'request'
+  | 'urls'
 > & {
   queries: Query[];
   formats: FormatName[];
@@ -54,6 +55,8 @@ export type Job = Omit<
   changeTracking: ChangeTracking | null;
   /** Secrets sealed; shown masked (jobs/request.ts). */
   request: StoredRequest | null;
+  /** A batch's URLs, seeded instead of the expanded source (docs/api.md §18). */
+  urls: string[] | null;
 };
 
 /** A run with its JSON columns in the API's own types. */
@@ -76,6 +79,7 @@ const jobColumns = z.object({
   crawl: crawlSchema.nullable(),
   changeTracking: changeTrackingSchema.nullable(),
   request: storedRequestSchema.nullable(),
+  urls: z.array(z.string()).nullable(),
 });
 
 const runColumns = z.object({

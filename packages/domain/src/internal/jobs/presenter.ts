@@ -34,6 +34,7 @@ export function toDetail(job: Job): JobDetail {
     retention_days: job.retentionDays,
     last_run_id: job.lastRunId,
     mode: job.mode,
+    origin: job.origin,
   };
 }
 

@@ -4,6 +4,7 @@ import {
   type CreateJobInput,
   type FormatName,
   type JobListItem,
+  type JobOriginName,
   type JobStatusName,
   noQueriesIssue,
   type PageChangeView,
@@ -36,6 +37,13 @@ export interface JobsServiceOptions {
   /** PUBLIC_BASE_URL: the links in answers (a URL's screenshot). */
   publicBaseUrl: string;
   now?: () => Date;
+}
+
+/** A job made through the Firecrawl-compatible API (docs/api.md §18): marked, expiring, a batch's URLs. */
+export interface CompatJob {
+  origin: 'firecrawl';
+  expiresAt: Date;
+  urls: string[] | null;
 }
 
 /** What a planned time of a job's schedule did. */
@@ -91,11 +99,16 @@ export class JobsService {
   /** One page of the owner's jobs, newest first, read straight into the list shape of docs/api.md §3.2. */
   async list(
     owner: Owner,
-    opts: { status?: JobStatusName | undefined; limit: number; cursor?: string | undefined },
+    opts: {
+      status?: JobStatusName | undefined;
+      origin?: JobOriginName | undefined;
+      limit: number;
+      cursor?: string | undefined;
+    },
   ): Promise<Page<JobListItem>> {
     const before = decodeCursor('job', opts.cursor);
-    const values: unknown[] = [owner.userId, owner.mode, opts.limit + 1];
-    let where = 'user_id = $1 AND mode = $2::"Mode"';
+    const values: unknown[] = [owner.userId, owner.mode, opts.limit + 1, opts.origin ?? 'api'];
+    let where = 'user_id = $1 AND mode = $2::"Mode" AND origin = $4::"JobOrigin"';
     if (opts.status) where += ` AND status = $${values.push(opts.status)}::"JobStatus"`;
     if (before) where += ` AND id < $${values.push(before)}`;
     // A prepared statement per filter combination; rows come as arrays with the timestamps
@@ -131,7 +144,7 @@ export class JobsService {
     return toJob(job);
   }
 
-  async create(owner: Owner, input: CreateJobInput): Promise<Job> {
+  async create(owner: Owner, input: CreateJobInput, compat?: CompatJob): Promise<Job> {
     const now = this.#now();
     const id = newId('job', now.getTime());
     const job: Job = {
@@ -158,14 +171,18 @@ export class JobsService {
       lastRunId: null,
       resultsCount: 0,
       nextRunAt: input.scheduling ? nextRunAt(input.scheduling, now) : null,
+      origin: compat?.origin ?? 'api',
+      urls: compat?.urls ?? null,
+      expiresAt: compat?.expiresAt ?? null,
     };
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
                                render_config, proxy_config, crawl, change_tracking, request, retention_days,
-                               formats, content, status, created_at, updated_at, next_run_at)
+                               formats, content, origin, urls, expires_at, status, created_at, updated_at, next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
-                     $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, 'scheduled', $11, $11, $12)`,
+                     $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, $19::"JobOrigin", $20::jsonb, $21,
+                     'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -185,6 +202,9 @@ export class JobsService {
         job.retentionDays,
         JSON.stringify(input.formats),
         jsonText(input.content),
+        job.origin,
+        jsonText(job.urls),
+        job.expiresAt?.toISOString() ?? null,
       ],
     };
     const unknown = keyIssues(input.change_tracking, input.queries);
@@ -277,7 +297,7 @@ export class JobsService {
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
                 RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
-                          formats, content, change_tracking),
+                          formats, content, change_tracking, urls),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4,
@@ -285,7 +305,7 @@ export class JobsService {
                                          'render_config', render_config, 'proxy_config', proxy_config,
                                          'crawl', crawl, 'request', request, 'formats', formats,
                                          'content', content, 'track_content',
-                                         coalesce((change_tracking->>'content')::boolean, false))
+                                         coalesce((change_tracking->>'content')::boolean, false), 'urls', urls)
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started', ${STARTED_DATA}, $4

@@ -77,6 +77,8 @@ export interface DocumentPage {
   jobId: string;
   runId: string;
   items: DocumentView[];
+  /** Each document's `seq` in its run's frontier, in the order of `items`. */
+  seqs: number[];
   nextCursor: string | null;
 }
 
@@ -226,17 +228,19 @@ export class ResultsService {
     >(documentRows(run.id, after, opts.limit, opts.url));
     const shown = shownFormats(run.settings);
     const items: DocumentView[] = [];
-    let last = after;
+    const seqs: number[] = [];
     for (const row of rows) {
       if (row.data === null || items.length === opts.limit) break;
       items.push(documentView(row.url, row.statusCode, row.data, shown));
-      last = row.seq;
+      seqs.push(row.seq);
     }
     const more = rows.length > items.length;
+    const last = seqs.at(-1) ?? after;
     return {
       jobId: job.id,
       runId: run.id,
       items,
+      seqs,
       nextCursor: more ? encodeDocumentCursor(run.id, last) : null,
     };
   }

@@ -2,7 +2,7 @@ import { normalizeUrl, originOf, urlKey } from '@scrapejobs/crawl';
 import type { Database } from '@scrapejobs/db';
 import { expandGlob } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
-import { settingsOf } from './settings.ts';
+import { type RunSettings, settingsOf } from './settings.ts';
 
 /** The glob limit of docs/api.md §3.4: a run's expanded source. */
 const MAX_SOURCE_URLS = 1000;
@@ -18,8 +18,8 @@ const ms = (param: string) => `make_interval(secs => ${param}::double precision 
 export const MAX_PAGES = `coalesce((r.settings->'crawl'->>'max_pages')::int, 2147483647)`;
 
 /** A run's seeds: its expanded source, normalised, each once, in order. */
-export function seedUrls(source: string): string[] {
-  const expanded = expandGlob(source, MAX_SOURCE_URLS);
+export function seedUrls({ source, urls: listed }: Pick<RunSettings, 'source' | 'urls'>): string[] {
+  const expanded = listed ? { ok: true as const, urls: listed } : expandGlob(source, MAX_SOURCE_URLS);
   const urls = (expanded.ok ? expanded.urls : [source]).map((raw) => normalizeUrl(raw) ?? raw);
   return [...new Set(urls)];
 }
@@ -159,7 +159,7 @@ export class Frontier {
       if (!run[0] || run[0].seeded) return;
       const job = await tx.job.findUniqueOrThrow({ where: { id: run[0].job_id } });
       const settings = settingsOf(run[0].settings, job);
-      const urls = seedUrls(settings.source);
+      const urls = seedUrls(settings);
       const rows: { kind: UrlKindName; url: string }[] = urls.map((url) => ({ kind: 'page', url }));
       if (settings.crawl?.sitemap)
         for (const origin of new Set(urls.map(originOf)))

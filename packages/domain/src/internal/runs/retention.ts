@@ -15,6 +15,8 @@ export type RetentionTable = (typeof TABLES)[number]['table'] | 'runs';
 /** What a sweep deleted: rows and bytes (as stored, before compression) by table, and runs. */
 export interface SweepResult {
   runs: number;
+  /** Expired jobs of the Firecrawl-compatible API deleted, once their runs were. */
+  jobs: number;
   deleted: { table: RetentionTable; rows: number; bytes: number }[];
 }
 
@@ -70,7 +72,8 @@ export class RetentionSweep {
       add('runs', rows, bytes);
       runs += rows;
     }
-    return { runs, deleted: [...totals].map(([table, t]) => ({ table, ...t })) };
+    const jobs = await this.#deleteExpiredJobs();
+    return { runs, jobs, deleted: [...totals].map(([table, t]) => ({ table, ...t })) };
   }
 
   /** Marks the runs past their retention, a bounded number at a time. */
@@ -98,6 +101,32 @@ export class RetentionSweep {
            UPDATE runs SET deleting = true FROM due WHERE runs.id = due.id`,
       values: [this.#defaultDays, this.#maxRuns],
     });
+    // Jobs of the Firecrawl-compatible API expire whole (docs/api.md §18): every ended run goes.
+    await this.#db.pool.query({
+      name: 'retention-mark-expired',
+      text: `UPDATE runs SET deleting = true WHERE id IN (
+               SELECT r.id FROM jobs j JOIN runs r ON r.job_id = j.id
+                WHERE j.expires_at < (now() AT TIME ZONE 'UTC') AND r.status <> 'running'
+                  AND NOT r.deleting AND NOT r.analysis_due
+                LIMIT $1
+                  FOR UPDATE OF r SKIP LOCKED)`,
+      values: [this.#maxRuns],
+    });
+  }
+
+  /** Deletes expired jobs whose runs are all gone; how many. */
+  async #deleteExpiredJobs(): Promise<number> {
+    const { rowCount } = await this.#db.pool.query({
+      name: 'retention-delete-expired-jobs',
+      text: `DELETE FROM jobs WHERE id IN (
+               SELECT j.id FROM jobs j
+                WHERE j.expires_at < (now() AT TIME ZONE 'UTC')
+                  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id)
+                LIMIT $1
+                  FOR UPDATE SKIP LOCKED)`,
+      values: [this.#batchSize],
+    });
+    return rowCount ?? 0;
   }
 
   async #marked(): Promise<string[]> {

@@ -19,6 +19,8 @@ import { type StoredRequest, storedRequestSchema } from '../jobs/request.ts';
 /** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
 export interface RunSettings {
   source: string;
+  /** A batch's URLs (docs/api.md §18), seeded instead of the expanded source; null for other jobs. */
+  urls: string[] | null;
   queries: Query[];
   rateLimit: number;
   renderConfig: RenderConfig | null;
@@ -45,10 +47,12 @@ const settingsSchema = z
     formats: z.array(z.enum(FORMATS)).default([]),
     content: contentSchema.nullable().default(null),
     track_content: z.boolean().default(false),
+    urls: z.array(z.string()).nullable().default(null),
   })
   .transform(
     (s): RunSettings => ({
       source: s.source,
+      urls: s.urls,
       queries: s.queries,
       rateLimit: s.rate_limit,
       renderConfig: s.render_config,
@@ -75,5 +79,6 @@ export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
       formats: job.formats,
       content: job.content,
       track_content: (job.changeTracking as { content?: boolean } | null)?.content ?? false,
+      urls: job.urls,
     },
   );

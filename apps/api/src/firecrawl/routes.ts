@@ -1,0 +1,261 @@
+import type { CreateJobInput, FormatName } from '@scrapejobs/contracts';
+import { AppError, type CompatRun, type CompatService, type Principal } from '@scrapejobs/domain';
+import {
+  batchScrapeJob,
+  crawlErrorsBody,
+  crawlJob,
+  crawlStatus,
+  errorBody,
+  type FirecrawlFormat,
+  type FirecrawlVersion,
+  firecrawlDocument,
+  type MapLink,
+  mapBody,
+  mapJob,
+  type Parsed,
+  parseBatchScrapeRequest,
+  parseCrawlRequest,
+  parseMapRequest,
+  parseScrapeRequest,
+  rankLinks,
+  scrapeJob,
+  UNSUPPORTED_ENDPOINTS,
+  unsupportedMessage,
+} from '@scrapejobs/firecrawl';
+import type { Logger } from '@scrapejobs/logging';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import { principalOf, requireScope } from '../http/auth.ts';
+import { jsonBody } from '../http/body.ts';
+import { toAppError } from '../http/error-handler.ts';
+
+export interface FirecrawlDeps {
+  compat: CompatService;
+  /** Checks a job body as POST /jobs does (selectors, proxies), with this service's field paths. */
+  parseJob: (raw: unknown, userId: string) => Promise<CreateJobInput>;
+  /** Resolves the API key and counts the request against the rate limit, as for the native API. */
+  auth: readonly RequestHandler[];
+  publicBaseUrl: string;
+  log: Logger;
+}
+
+/** Documents a status answer holds at most (Firecrawl's page size). */
+const STATUS_PAGE = 100;
+/** URLs read for a map's answer at most. */
+const MAP_URLS_READ = 100_000;
+
+/** This service's formats back in Firecrawl's names (metadata is always in a Firecrawl document). */
+const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
+  markdown: 'markdown',
+  html: 'html',
+  raw_html: 'rawHtml',
+  links: 'links',
+  screenshot: 'screenshot',
+};
+
+type Handler = (req: Request, version: FirecrawlVersion, principal: Principal) => Promise<[number, unknown]>;
+
+/**
+ * The Firecrawl-compatible API (docs/api.md §18) under `/v1` and `/v2`: every call becomes a job
+ * of origin `firecrawl` and its run, so the fleet, isolation, retention and the console apply.
+ * Errors answer in Firecrawl's shape, `{success: false, error}` (with `details` on a 400).
+ */
+export function firecrawlRouter(deps: FirecrawlDeps): Router {
+  const router = Router();
+  const { compat } = deps;
+  const base = deps.publicBaseUrl.replace(/\/+$/, '');
+  const version = (req: Request): FirecrawlVersion => (req.baseUrl.endsWith('/v1') ? 'v1' : 'v2');
+
+  const route = (method: 'get' | 'post' | 'delete', path: string, handler: Handler) => {
+    const scope = method === 'get' ? 'jobs:read' : 'jobs:write';
+    router[method](
+      path,
+      ...deps.auth,
+      requireScope(scope),
+      ...(method === 'post' ? [jsonBody] : []),
+      async (req: Request, res: Response) => {
+        const [status, body] = await handler(req, version(req), principalOf(req));
+        res.status(status).json(body);
+      },
+    );
+  };
+
+  /** A job body checked as POST /jobs checks it, then started. */
+  const start = async (principal: Principal, job: CreateJobInput, urls: string[] | null = null) =>
+    compat.start(principal, await deps.parseJob(job, principal.userId), urls);
+
+  const idOf = (req: Request) => String(req.params.id);
+
+  route('post', '/scrape', async (req, v, principal) => {
+    const { job, timeoutMs } = scrapeJob(valid(parseScrapeRequest(req.body, v)));
+    const { runId } = await start(principal, job);
+    const ended = await compat.waitForEnd(principal, runId, timeoutMs);
+    if (ended.run.status === 'running') {
+      await compat.cancel(principal, ended);
+      throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
+    }
+    const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
+    return [200, { success: true, data: document ?? (await failedDocument(ended, v)) }];
+  });
+
+  for (const kind of ['crawl', 'batch/scrape'] as const) {
+    route('post', `/${kind}`, async (req, v, principal) => {
+      if (kind === 'crawl') {
+        const { job } = crawlJob(valid(parseCrawlRequest(req.body, v)));
+        const { runId } = await start(principal, job);
+        return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
+      }
+      const batch = batchScrapeJob(valid(parseBatchScrapeRequest(req.body, v)));
+      const { runId } = await start(principal, batch.job, batch.urls);
+      return [
+        200,
+        {
+          success: true,
+          id: runId,
+          url: `${base}/${v}/batch/scrape/${runId}`,
+          invalidURLs: batch.invalidURLs,
+        },
+      ];
+    });
+    if (kind === 'crawl')
+      route('get', '/crawl/active', async (_req, _v, principal) => {
+        const active = await compat.active(principal);
+        const crawls = active.map((a) => ({
+          id: a.runId,
+          teamId: principal.userId,
+          url: a.source,
+          options: {},
+        }));
+        return [200, { success: true, crawls }];
+      });
+    route('get', `/${kind}/:id`, async (req, v, principal) => {
+      const run = await compat.get(principal, idOf(req));
+      const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+      const page = await documentsOf(principal, run, v, { limit: STATUS_PAGE, cursor });
+      const next = page.nextCursor && `${base}/${v}/${kind}/${run.run.id}?cursor=${page.nextCursor}`;
+      const { run: r } = run;
+      const urls = {
+        total: r.totalUrls,
+        successful: r.successfulUrls,
+        failed: r.failedUrls,
+        skipped: r.skippedUrls,
+      };
+      return [
+        200,
+        crawlStatus({
+          version: v,
+          runStatus: r.status,
+          urls,
+          expiresAt: run.expiresAt,
+          next,
+          data: page.data,
+        }),
+      ];
+    });
+    route('delete', `/${kind}/:id`, async (req, _v, principal) => {
+      await compat.cancel(principal, await compat.get(principal, idOf(req)));
+      return [200, { success: true, status: 'cancelled' }];
+    });
+    // v1's SDK asks for the errors with DELETE.
+    const listErrors: Handler = async (req, _v, principal) => {
+      const run = await compat.get(principal, idOf(req));
+      const { failed, robots } = await compat.errors(run);
+      const errors = failed.map((e) => ({
+        id: `${run.run.id}-${e.seq}`,
+        url: e.url,
+        error: e.message,
+        code: e.code,
+        timestamp: (e.at ?? run.run.startedAt).toISOString(),
+      }));
+      return [200, crawlErrorsBody(errors, robots)];
+    };
+    route('get', `/${kind}/:id/errors`, listErrors);
+    route('delete', `/${kind}/:id/errors`, listErrors);
+  }
+
+  route('post', '/map', async (req, v, principal) => {
+    const map = mapJob(valid(parseMapRequest(req.body, v)));
+    const { runId } = await start(principal, map.job);
+    let run = await compat.waitForEnd(principal, runId, map.timeoutMs);
+    if (run.run.status === 'running') {
+      await compat.cancel(principal, run);
+      run = await compat.get(principal, runId);
+    }
+    const found = await compat.foundUrls(run, MAP_URLS_READ);
+    const described = new Map<string, MapLink>();
+    for (let cursor: string | undefined, more = true; more; ) {
+      const page = await compat.documents(principal, run, { limit: STATUS_PAGE, cursor });
+      for (const doc of page.items) {
+        const title = doc.metadata?.title ?? undefined;
+        const description = doc.metadata?.description ?? undefined;
+        described.set(doc.url, { url: doc.url, title, description });
+      }
+      cursor = page.nextCursor ?? undefined;
+      more = cursor !== undefined;
+    }
+    const seen = new Set<string>();
+    const links: MapLink[] = [];
+    for (const { url } of found) {
+      const key = map.ignoreQueryParameters ? url.replace(/[?#].*$/, '') : url;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      links.push(described.get(url) ?? { url });
+    }
+    return [200, mapBody(rankLinks(links, map.search).slice(0, map.limit), v)];
+  });
+
+  for (const endpoint of UNSUPPORTED_ENDPOINTS) {
+    const path = endpoint.path.replace(/^\/v[12]/, '');
+    const versionOf = endpoint.path.slice(0, 3);
+    router[endpoint.method](path, (req: Request, _res: Response, next: NextFunction) => {
+      if (req.baseUrl !== versionOf) return next();
+      throw new AppError(501, unsupportedMessage(endpoint));
+    });
+  }
+  router.use((req: Request) => {
+    throw new AppError(404, `No route ${req.method} ${req.baseUrl}${req.path}.`);
+  });
+  router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500 && appErr.status !== 501)
+      deps.log.error({ err, req_id: req.requestId, path: req.originalUrl }, 'request failed');
+    if (res.headersSent) return res.destroy();
+    const details = (appErr.toBody() as { details?: Record<string, string> }).details;
+    res.status(appErr.status).json(errorBody(appErr.message, details));
+  });
+
+  /** A page of the run's documents in Firecrawl's shape, with the formats its job asked for. */
+  async function documentsOf(
+    principal: Principal,
+    run: CompatRun,
+    v: FirecrawlVersion,
+    opts: { limit: number; cursor?: string | undefined },
+  ) {
+    const page = await compat.documents(principal, run, opts);
+    const formats = run.formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []);
+    const data = page.items.map((doc, i) =>
+      firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
+    );
+    return { data, nextCursor: page.nextCursor };
+  }
+
+  /** The document of a scrape whose page failed: its metadata, with why. */
+  async function failedDocument(run: CompatRun, v: FirecrawlVersion) {
+    const { failed, robots } = await compat.errors(run, 1);
+    const error =
+      failed[0]?.message ?? (robots[0] ? 'robots.txt does not allow this page' : 'the page failed');
+    const doc = {
+      url: failed[0]?.url ?? run.source,
+      status_code: failed[0]?.httpStatus ?? null,
+      truncated: [],
+    };
+    return firecrawlDocument(doc, { version: v, formats: [], screenshotUrl: null, error });
+  }
+
+  return router;
+}
+
+/** A parsed request's value, or the 400 of its problems in Firecrawl's shape. */
+function valid<T>(parsed: Parsed<T>): T {
+  if (parsed.ok) return parsed.value;
+  throw new AppError(400, parsed.message, { details: parsed.details });
+}

@@ -1,0 +1,192 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type CreateJobInput, type FormatName, formatsSchema } from '@scrapejobs/contracts';
+import { type Database, isId } from '@scrapejobs/db';
+import { notFound } from '../errors.ts';
+import type { Run } from '../model.ts';
+import { toRun } from '../model.ts';
+import type { Owner } from '../principal.ts';
+import type { DocumentPage, ResultsService } from '../results/service.ts';
+import type { JobsService } from './service.ts';
+
+export interface CompatOptions {
+  /** FIRECRAWL_RETENTION_HOURS: a job made through the compatible API expires this long after its creation. */
+  retentionHours: number;
+  /** PUBLIC_BASE_URL: the links to screenshots. */
+  publicBaseUrl: string;
+  now?: () => Date;
+}
+
+/** A run of a job made through the compatible API, with when it expires. */
+export interface CompatRun {
+  run: Run;
+  jobId: string;
+  source: string;
+  /** The formats its job asked for. */
+  formats: FormatName[];
+  expiresAt: Date;
+}
+
+/** A URL of a run that failed or that robots.txt kept out. */
+export interface CompatError {
+  seq: number;
+  url: string;
+  httpStatus: number | null;
+  code: string;
+  message: string;
+  at: Date | null;
+}
+
+/** How long a wait for a run's end sleeps between looks: short first, for pages that are quick. */
+const WAIT_STEPS_MS = [5, 5, 10, 10, 20, 20, 40];
+const WAIT_MAX_STEP_MS = 50;
+
+/**
+ * The Firecrawl-compatible API's work in this service's terms (docs/api.md §18): every scrape,
+ * crawl, batch and map is an ordinary job of origin `firecrawl` with one run, whose id is the
+ * compatible API's id; the job expires with everything it stored after `retentionHours`.
+ */
+export class CompatService {
+  readonly #db: Database;
+  readonly #jobs: JobsService;
+  readonly #results: ResultsService;
+  readonly #options: CompatOptions;
+  readonly #now: () => Date;
+
+  constructor(db: Database, jobs: JobsService, results: ResultsService, options: CompatOptions) {
+    this.#db = db;
+    this.#jobs = jobs;
+    this.#results = results;
+    this.#options = { ...options, publicBaseUrl: options.publicBaseUrl.replace(/\/+$/, '') };
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Makes the job (a batch's `urls` seeded instead of its source) and starts its run. */
+  async start(
+    owner: Owner,
+    input: CreateJobInput,
+    urls: string[] | null = null,
+  ): Promise<{ runId: string; jobId: string; expiresAt: Date }> {
+    const expiresAt = new Date(this.#now().getTime() + this.#options.retentionHours * 3_600_000);
+    const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt });
+    const { runId } = await this.#jobs.run(owner, job.id);
+    return { runId, jobId: job.id, expiresAt };
+  }
+
+  /** The owner's run `runId` of a job made through the compatible API; 404 for anything else. */
+  async get(owner: Owner, runId: string): Promise<CompatRun> {
+    const row = isId('run', runId)
+      ? await this.#db.run.findFirst({
+          where: {
+            id: runId,
+            deleting: false,
+            job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
+          },
+          include: { job: { select: { source: true, expiresAt: true, formats: true } } },
+        })
+      : null;
+    const expiresAt = row?.job.expiresAt;
+    if (!row || !expiresAt) throw notFound('Job');
+    const { job, ...run } = row;
+    return {
+      run: toRun(run),
+      jobId: run.jobId,
+      source: job.source,
+      formats: formatsSchema.parse(job.formats),
+      expiresAt,
+    };
+  }
+
+  /**
+   * Waits until the run has ended or `timeoutMs` has passed, looking often at first (a page is
+   * usually done in tens of milliseconds); the run as it is then.
+   */
+  async waitForEnd(owner: Owner, runId: string, timeoutMs: number, signal?: AbortSignal): Promise<CompatRun> {
+    const deadline = Date.now() + timeoutMs;
+    for (let step = 0; ; step++) {
+      const current = await this.get(owner, runId);
+      const left = deadline - Date.now();
+      if (current.run.status !== 'running' || left <= 0 || signal?.aborted) return current;
+      await sleep(Math.min(WAIT_STEPS_MS[step] ?? WAIT_MAX_STEP_MS, left));
+    }
+  }
+
+  /** A page of the run's documents, with the screenshot URL of each that has one. */
+  async documents(
+    owner: Owner,
+    compat: CompatRun,
+    opts: { limit: number; cursor?: string | undefined },
+  ): Promise<DocumentPage & { screenshots: (string | null)[] }> {
+    const page = await this.#results.listDocuments(owner, compat.jobId, compat.run.id, opts);
+    const { rows } = await this.#db.pool.query<{ seq: number }>({
+      name: 'compat-screenshots',
+      text: 'SELECT seq FROM run_screenshots WHERE run_id = $1 AND seq = ANY($2::int[])',
+      values: [compat.run.id, page.seqs],
+    });
+    const shot = new Set(rows.map((row) => row.seq));
+    const base = `${this.#options.publicBaseUrl}/jobs/${compat.jobId}/runs/${compat.run.id}/screenshots`;
+    return { ...page, screenshots: page.seqs.map((seq) => (shot.has(seq) ? `${base}/${seq}` : null)) };
+  }
+
+  /** Cancels the run (its job is paused); a run that has ended stays as it is. */
+  async cancel(owner: Owner, compat: CompatRun): Promise<void> {
+    if (compat.run.status !== 'running') return;
+    await this.#jobs.pause(owner, compat.jobId).catch((err: { status?: number }) => {
+      // Ended or paused meanwhile: nothing left to cancel.
+      if (err.status !== 409) throw err;
+    });
+  }
+
+  /** The run's pages that failed, and those robots.txt kept out, in the run's URL order (at most `limit`). */
+  async errors(compat: CompatRun, limit = 1000): Promise<{ failed: CompatError[]; robots: string[] }> {
+    const { rows } = await this.#db.pool.query<{
+      seq: number;
+      url: string;
+      http_status: number | null;
+      error_code: string;
+      error_message: string | null;
+      fetched_at: Date | null;
+    }>({
+      name: 'compat-errors',
+      text: `SELECT seq, url, http_status, error_code, error_message, fetched_at FROM run_urls
+              WHERE run_id = $1 AND kind = 'page' AND status IN ('failed', 'skipped') AND error_code IS NOT NULL
+              ORDER BY seq LIMIT $2`,
+      values: [compat.run.id, limit],
+    });
+    const robots = rows.filter((row) => row.error_code === 'ROBOTS_DISALLOWED').map((row) => row.url);
+    const failed = rows
+      .filter((row) => row.error_code !== 'ROBOTS_DISALLOWED' && row.error_code !== 'MAX_PAGES')
+      .map((row) => ({
+        seq: row.seq,
+        url: row.url,
+        httpStatus: row.http_status,
+        code: row.error_code,
+        message: row.error_message ?? row.error_code,
+        at: row.fetched_at,
+      }));
+    return { failed, robots };
+  }
+
+  /** The owner's running runs of jobs made through the compatible API, newest first. */
+  async active(owner: Owner, limit = 1000): Promise<{ runId: string; source: string; startedAt: Date }[]> {
+    const rows = await this.#db.run.findMany({
+      where: {
+        status: 'running',
+        job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
+      },
+      select: { id: true, startedAt: true, job: { select: { source: true } } },
+      orderBy: { id: 'desc' },
+      take: limit,
+    });
+    return rows.map((row) => ({ runId: row.id, source: row.job.source, startedAt: row.startedAt }));
+  }
+
+  /** The URLs the run found so far (pages of its frontier), in the order found, with their status. */
+  async foundUrls(compat: CompatRun, limit: number): Promise<{ seq: number; url: string }[]> {
+    const { rows } = await this.#db.pool.query<{ seq: number; url: string }>({
+      name: 'compat-found-urls',
+      text: `SELECT seq, url FROM run_urls WHERE run_id = $1 AND kind = 'page' ORDER BY seq LIMIT $2`,
+      values: [compat.run.id, limit],
+    });
+    return rows;
+  }
+}

@@ -1,0 +1,126 @@
+import type { DocumentView } from '@scrapejobs/contracts';
+import type { ActionOutputs, FirecrawlFormat, FirecrawlVersion } from './types.ts';
+
+/** Firecrawl's Document, as much of it as this service fills. */
+export interface FirecrawlDocument {
+  markdown?: string;
+  html?: string;
+  rawHtml?: string;
+  links?: string[];
+  screenshot?: string;
+  actions?: {
+    screenshots: string[];
+    scrapes: { url: string; html: string }[];
+    javascriptReturns: unknown[];
+    pdfs: string[];
+  };
+  metadata: Record<string, unknown>;
+}
+
+export interface DocumentOptions {
+  version: FirecrawlVersion;
+  /** The formats asked for, in Firecrawl's names: only these appear. */
+  formats: readonly FirecrawlFormat[];
+  /** Where the page's screenshot is served, when it has one. */
+  screenshotUrl: string | null;
+  /** Why the page failed, when it did. */
+  error?: string | undefined;
+  /** The `screenshot` and `scrape` actions asked for (ScrapeOptions.actionOutputs). */
+  actions?: ActionOutputs | undefined;
+}
+
+/** og:* properties Firecrawl names itself (key without the prefix → Firecrawl's name). */
+const OG_NAMES: Readonly<Record<string, string>> = {
+  title: 'ogTitle',
+  description: 'ogDescription',
+  url: 'ogUrl',
+  image: 'ogImage',
+  audio: 'ogAudio',
+  determiner: 'ogDeterminer',
+  locale: 'ogLocale',
+  site_name: 'ogSiteName',
+  video: 'ogVideo',
+};
+
+/** Metadata fields of a document that have a Firecrawl name of their own, or none. */
+const HANDLED = new Set([
+  'title',
+  'description',
+  'language',
+  'canonical_url',
+  'keywords',
+  'robots',
+  'favicon',
+  'og',
+  'twitter',
+  'published_time',
+  'modified_time',
+  'json_ld',
+  'status_code',
+  'content_type',
+  'source_url',
+  'url',
+  'pages',
+]);
+
+type Metadata = NonNullable<DocumentView['metadata']>;
+
+function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (value !== null && value !== undefined) out[key] = value;
+}
+
+/**
+ * The document's metadata in Firecrawl's names: the named og fields (ogTitle, ogSiteName, …)
+ * and, as Firecrawl does, every og:* and twitter:* meta under its own name; a PDF's `pages`
+ * as `numPages` and its other fields (author, …) as they are.
+ */
+function firecrawlMetadata(doc: DocumentView, error: string | undefined): Record<string, unknown> {
+  const m: Partial<Metadata> = doc.metadata ?? {};
+  const out: Record<string, unknown> = {};
+  for (const key of ['title', 'description', 'language', 'keywords', 'robots', 'favicon'] as const)
+    put(out, key, m[key]);
+  const og = m.og ?? {};
+  for (const [key, name] of Object.entries(OG_NAMES)) put(out, name, og[key]);
+  put(out, 'ogLocaleAlternate', og['locale:alternate'] === undefined ? undefined : [og['locale:alternate']]);
+  put(out, 'publishedTime', m.published_time);
+  put(out, 'modifiedTime', m.modified_time);
+  put(out, 'numPages', m.pages);
+  for (const [key, value] of Object.entries(m)) if (!HANDLED.has(key)) put(out, key, value);
+  for (const [key, value] of Object.entries(og)) out[`og:${key}`] = value;
+  for (const [key, value] of Object.entries(m.twitter ?? {})) out[`twitter:${key}`] = value;
+  out.sourceURL = m.source_url ?? doc.url;
+  out.url = m.url ?? doc.url;
+  put(out, 'statusCode', m.status_code ?? doc.status_code);
+  put(out, 'contentType', m.content_type);
+  out.proxyUsed = 'basic';
+  put(out, 'error', error);
+  return out;
+}
+
+/** A page's document (GET …/documents) as Firecrawl's Document: the asked formats and metadata. */
+export function firecrawlDocument(doc: DocumentView, options: DocumentOptions): FirecrawlDocument {
+  const out: FirecrawlDocument = { metadata: {} };
+  const asked = new Set(options.formats);
+  if (asked.has('markdown') && doc.markdown !== undefined) out.markdown = doc.markdown;
+  if (asked.has('html') && doc.html !== undefined) out.html = doc.html;
+  if (asked.has('rawHtml') && doc.raw_html !== undefined) out.rawHtml = doc.raw_html;
+  if (asked.has('links') && doc.links !== undefined) out.links = doc.links;
+  if (asked.has('screenshot') && options.screenshotUrl !== null) out.screenshot = options.screenshotUrl;
+  const actions = options.actions;
+  if (actions !== undefined && actions.screenshots + actions.scrapes > 0) {
+    // Both are taken after the last action (see planRender), so each is the page's final state.
+    const shot = options.screenshotUrl;
+    const html = doc.raw_html;
+    out.actions = {
+      screenshots: shot === null ? [] : Array.from({ length: actions.screenshots }, () => shot),
+      scrapes:
+        html === undefined
+          ? []
+          : Array.from({ length: actions.scrapes }, () => ({ url: doc.metadata?.url ?? doc.url, html })),
+      javascriptReturns: [],
+      pdfs: [],
+    };
+  }
+  out.metadata = firecrawlMetadata(doc, options.error);
+  return out;
+}

@@ -1,0 +1,112 @@
+import { parseScrapeRequest } from './scrape-request.ts';
+import { detailsOf, parsedValue } from './testing.ts';
+import type { FirecrawlVersion } from './types.ts';
+
+const scrape = (formats: unknown, version: FirecrawlVersion = 'v2') =>
+  parseScrapeRequest({ url: 'https://example.com/', formats }, version);
+
+describe('formats', () => {
+  it("defaults to markdown, as Firecrawl's do", () => {
+    expect(parsedValue(parseScrapeRequest({ url: 'https://example.com/' }, 'v2')).formats).toEqual([
+      'markdown',
+    ]);
+    expect(parsedValue(parseScrapeRequest({ url: 'https://example.com/' }, 'v1')).formats).toEqual([
+      'markdown',
+    ]);
+  });
+
+  it('keeps the supported names once each, in order', () => {
+    expect(parsedValue(scrape(['links', 'markdown', 'html', 'rawHtml', 'links'])).formats).toEqual([
+      'links',
+      'markdown',
+      'html',
+      'rawHtml',
+    ]);
+  });
+
+  it('takes an empty list (the document then has metadata only)', () => {
+    expect(parsedValue(scrape([])).formats).toEqual([]);
+  });
+
+  it.each([
+    ['screenshot', 'v2'],
+    ['screenshot@fullPage', 'v1'],
+    ['screenshot@fullPage', 'v2'],
+    [{ type: 'screenshot' }, 'v2'],
+    [{ type: 'screenshot', fullPage: true, quality: 80 }, 'v2'],
+  ] as const)('reads %j as the screenshot format (%s)', (format, version) => {
+    expect(parsedValue(scrape([format], version)).formats).toEqual(['screenshot']);
+  });
+
+  it('reads a format object of a plain name as that name', () => {
+    expect(parsedValue(scrape([{ type: 'markdown' }, { type: 'links' }])).formats).toEqual([
+      'markdown',
+      'links',
+    ]);
+  });
+
+  it.each([
+    'json',
+    'summary',
+    'changeTracking',
+    'branding',
+    'attributes',
+    'images',
+    'rawBase64',
+    'product',
+    'menu',
+    'question',
+    'highlights',
+    'query',
+    'audio',
+    'video',
+    'deterministicJson',
+    'extract',
+    'content',
+  ])('refuses the format %s, naming it at its index', (name) => {
+    expect(detailsOf(scrape(['markdown', 'html', name]))).toEqual({
+      'formats[2]': `the format "${name}" is not supported by this service`,
+    });
+    expect(detailsOf(scrape([{ type: name, prompt: 'x' }]))).toEqual({
+      'formats[0]': `the format "${name}" is not supported by this service`,
+    });
+  });
+
+  it('refuses a name Firecrawl does not have', () => {
+    expect(detailsOf(scrape(['markdwn']))).toEqual({
+      'formats[0]': 'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot',
+    });
+  });
+
+  it('refuses an item that is neither a name nor a typed object', () => {
+    expect(detailsOf(scrape([3, { fullPage: true }]))).toEqual({
+      'formats[0]': 'must be a format name or an object with a type',
+      'formats[1]': 'must be a format name or an object with a type',
+    });
+  });
+
+  it('refuses two screenshot formats, as Firecrawl does', () => {
+    expect(detailsOf(scrape(['screenshot', 'screenshot@fullPage']))).toEqual({
+      formats: 'you may only specify one screenshot format',
+    });
+  });
+
+  it('refuses a screenshot viewport and unknown fields of a format object', () => {
+    expect(
+      detailsOf(
+        scrape([
+          { type: 'screenshot', viewport: { width: 800, height: 600 } },
+          { type: 'html', x: 1 },
+        ]),
+      ),
+    ).toEqual({
+      'formats[0].viewport':
+        'a screenshot viewport is not supported by this service: screenshots show the full page',
+      'formats[1].x': 'unknown field',
+    });
+  });
+
+  it('refuses formats that are not a list', () => {
+    expect(detailsOf(scrape('markdown'))).toEqual({ formats: 'must be an array' });
+  });
+});

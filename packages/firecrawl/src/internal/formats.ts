@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { type Issue, nestedIssues, report } from './parse.ts';
+import { FIRECRAWL_FORMATS, type FirecrawlFormat } from './types.ts';
+
+const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
+  markdown: 'markdown',
+  html: 'html',
+  rawHtml: 'rawHtml',
+  links: 'links',
+  screenshot: 'screenshot',
+  // Screenshots here are always of the full page.
+  'screenshot@fullPage': 'screenshot',
+};
+
+/** Firecrawl formats (v1 and v2) this service does not produce: named in the 400. */
+const UNSUPPORTED = new Set([
+  'json',
+  'extract',
+  'summary',
+  'changeTracking',
+  'branding',
+  'attributes',
+  'images',
+  'rawBase64',
+  'product',
+  'menu',
+  'question',
+  'highlights',
+  'query',
+  'audio',
+  'video',
+  'deterministicJson',
+  'content',
+]);
+
+const notSupported = (name: string) => `the format "${name}" is not supported by this service`;
+const UNKNOWN = `is not a Firecrawl format: must be one of ${FIRECRAWL_FORMATS.join(', ')}`;
+
+const screenshotObject = z.strictObject({
+  type: z.literal('screenshot'),
+  fullPage: z.boolean().optional(),
+  // A PNG is kept: the quality of a JPEG does not apply.
+  quality: z.number().min(1).max(100).optional(),
+  viewport: z
+    .unknown()
+    .optional()
+    .refine(
+      (v) => v === undefined,
+      'a screenshot viewport is not supported by this service: screenshots show the full page',
+    ),
+});
+
+function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat | null {
+  const name = SUPPORTED[type];
+  if (name !== undefined) return name;
+  issues.push({ path: [at], message: UNSUPPORTED.has(type) ? notSupported(type) : UNKNOWN });
+  return null;
+}
+
+function readFormat(item: unknown, at: number, issues: Issue[]): FirecrawlFormat | null {
+  if (typeof item === 'string') return formatName(item, at, issues);
+  if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
+    issues.push({ path: [at], message: 'must be a format name or an object with a type' });
+    return null;
+  }
+  const type = (item as { type: string }).type;
+  const name = formatName(type, at, issues);
+  if (name === null) return null;
+  const schema = type === 'screenshot' ? screenshotObject : z.strictObject({ type: z.string() });
+  const parsed = schema.safeParse(item);
+  if (parsed.success) return name;
+  issues.push(...nestedIssues(parsed.error.issues, [at]));
+  return null;
+}
+
+/** Firecrawl's `formats` (default `["markdown"]`): the supported names, once each; others a 400 naming them. */
+export const formatsSchema = z
+  .array(z.unknown())
+  .default(['markdown'])
+  .transform((items, ctx) => {
+    const issues: Issue[] = [];
+    const names = items.map((item, at) => readFormat(item, at, issues));
+    const screenshots = names.filter((name) => name === 'screenshot').length;
+    if (screenshots > 1) issues.push({ path: [], message: 'you may only specify one screenshot format' });
+    if (report(issues, ctx)) return z.NEVER;
+    return [...new Set(names.filter((n): n is FirecrawlFormat => n !== null))];
+  });

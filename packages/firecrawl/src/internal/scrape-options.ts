@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { actionsSchema, planRender } from './actions.ts';
+import { headersSchema, locationSchema, readFetchSettings } from './fetch-settings.ts';
+import { formatsSchema } from './formats.ts';
+import { bookkeepingFields, onlyBoolean, report, unsupportedOption } from './parse.ts';
+import type { FirecrawlVersion, ScrapeOptions } from './types.ts';
+
+/** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_TIMEOUT_MS = 300_000;
+
+const PROXIES = ['basic', 'auto', 'stealth', 'enhanced'];
+
+/** Firecrawl's `proxy`: `basic` and `auto` fetch as this service does; the others are a 400. */
+const proxySchema = z
+  .string()
+  .optional()
+  .superRefine((proxy, ctx) => {
+    if (proxy === undefined || proxy === 'basic' || proxy === 'auto') return;
+    ctx.addIssue({
+      code: 'custom',
+      message: PROXIES.includes(proxy)
+        ? `the proxy "${proxy}" is not supported by this service`
+        : `must be one of ${PROXIES.join(', ')}`,
+    });
+  });
+
+const tags = z.array(z.string().min(1).max(500)).max(50).default([]);
+
+/** v2 `parsers`: PDFs are always parsed here, so the list must keep `pdf`. */
+const parsersSchema = z
+  .array(
+    z.union([
+      z.enum(['pdf', 'image']),
+      z.looseObject({
+        type: z.enum(['pdf', 'image']),
+        pages: onlyBoolean(false, 'documents have no per-page markdown'),
+        pageMarkdown: onlyBoolean(false, 'documents have no per-page markdown'),
+        blocks: onlyBoolean(false, 'documents have no layout blocks'),
+      }),
+    ]),
+  )
+  .optional()
+  .refine(
+    (parsers) =>
+      parsers === undefined ||
+      parsers.some((p) => p === 'pdf' || (typeof p === 'object' && p.type === 'pdf')),
+    'PDF parsing cannot be turned off in this service: the list must include "pdf"',
+  );
+
+/** The scrape options both versions share (Firecrawl's names and defaults). */
+const commonFields = {
+  formats: formatsSchema,
+  headers: headersSchema,
+  includeTags: tags,
+  excludeTags: tags,
+  onlyMainContent: z.boolean().default(true),
+  onlyCleanContent: onlyBoolean(false, 'the main content is what onlyMainContent keeps'),
+  timeout: z.int().min(1000).max(MAX_TIMEOUT_MS).optional(),
+  waitFor: z.int().min(0).max(60_000).default(0),
+  mobile: z.boolean().default(false),
+  actions: actionsSchema,
+  location: locationSchema,
+  // Accepted without effect: see the package README.
+  skipTlsVerification: z.boolean().optional(),
+  removeBase64Images: z.boolean().optional(),
+  fastMode: z.boolean().optional(),
+  blockAds: z.boolean().optional(),
+  maxAge: z.int().min(0).optional(),
+  storeInCache: z.boolean().optional(),
+  proxy: proxySchema,
+  useMock: unsupportedOption('useMock'),
+  threatProtection: unsupportedOption('threatProtection'),
+  // The SDKs' scrape options type has these, so they can arrive inside a crawl's scrapeOptions.
+  ...bookkeepingFields,
+};
+
+const v2Fields = {
+  ...commonFields,
+  parsers: parsersSchema,
+  minAge: unsupportedOption('minAge'),
+  lockdown: onlyBoolean(false, 'pages are always fetched from the site'),
+  safeMode: onlyBoolean(false, 'there is no safe mode'),
+  redactPII: z
+    .unknown()
+    .optional()
+    .refine((v) => v === undefined || v === false, 'the option "redactPII" is not supported by this service'),
+  profile: unsupportedOption('profile'),
+  domainTools: onlyBoolean(false, 'there are no domain tools'),
+  toolDetail: z.string().optional(),
+};
+
+const v1Fields = {
+  ...commonFields,
+  parsePDF: onlyBoolean(true, 'PDFs are always parsed'),
+  extract: unsupportedOption('extract'),
+  jsonOptions: unsupportedOption('jsonOptions'),
+  changeTrackingOptions: unsupportedOption('changeTrackingOptions'),
+  agent: unsupportedOption('agent'),
+  geolocation: locationSchema,
+};
+
+/** The scrape option fields of a version: spread them into a request's strict object. */
+export const scrapeFields = (version: FirecrawlVersion) => (version === 'v1' ? v1Fields : v2Fields);
+
+type CommonOptions = z.output<z.ZodObject<typeof commonFields>> & {
+  geolocation?: z.output<typeof locationSchema>;
+};
+
+/**
+ * The options of a parsed request as ScrapeOptions: `waitFor` and `actions` become render steps,
+ * headers and location the fetch settings. Problems go to `ctx` at their field's path.
+ */
+export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx): ScrapeOptions {
+  const render = planRender(options.waitFor, options.actions);
+  const fetch = readFetchSettings({
+    headers: options.headers,
+    mobile: options.mobile,
+    location: options.location ?? options.geolocation,
+  });
+  const issues = [...(render.ok ? [] : render.issues), ...fetch.issues];
+  if (options.timeout !== undefined && options.waitFor > options.timeout / 2)
+    issues.push({ path: ['waitFor'], message: 'waitFor must not exceed half of timeout' });
+  report(issues, ctx);
+  const plan = render.ok
+    ? render.plan
+    : { steps: [], outputs: { screenshots: 0, scrapes: 0 }, totalWaitMs: 0 };
+  return {
+    formats: options.formats,
+    actionOutputs: plan.outputs,
+    onlyMainContent: options.onlyMainContent,
+    includeTags: options.includeTags,
+    excludeTags: options.excludeTags,
+    timeout: options.timeout ?? Math.max(DEFAULT_TIMEOUT_MS, 2 * plan.totalWaitMs),
+    renderActions: plan.steps,
+    fetch: fetch.settings,
+  };
+}
+
+/** A crawl's `scrapeOptions` object of a version (Firecrawl's defaults when omitted or null). */
+export function scrapeOptionsSchema(version: FirecrawlVersion) {
+  const options = z.strictObject(scrapeFields(version));
+  return options
+    .nullable()
+    .default(null)
+    .transform((given, ctx) => finishScrapeOptions(given ?? options.parse({}), ctx));
+}

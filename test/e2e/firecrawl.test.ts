@@ -1,0 +1,254 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Firecrawl, { SdkError } from '@mendable/firecrawl-js';
+import request from 'supertest';
+import { buildTestApi } from '../support/api.ts';
+import { client } from '../support/client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
+import { testPrefix } from '../support/redis.ts';
+import { startSite } from '../support/site.ts';
+
+// The Firecrawl-compatible API (docs/api.md §18) driven by Firecrawl's own JavaScript SDK against
+// the real API (listening on a port) and a real scraper worker, on a local documentation site.
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+let server: Server;
+let base: string;
+let worker: Proc;
+let site: Awaited<ReturnType<typeof startSite>>;
+let token: string;
+let otherToken: string;
+let sdk: Firecrawl;
+const prefix = testPrefix();
+
+/** Pages /docs/p/1…N linked from /docs/, each linking to the next; 131–135 only in the sitemap. */
+const PAGES = 130;
+const page = (n: number) => `<!doctype html><html lang="en"><head><title>Page ${n} | Docs</title>
+<meta name="description" content="About topic ${n}."></head><body>
+<nav><a href="/docs/">Docs home</a> <a href="/private/secret">Private</a></nav>
+<main><h1>Topic ${n}</h1><p>This page explains topic ${n} in a few sentences, with enough words to be the
+main content of the page, and a link to the <a href="/docs/p/${n + 1}">next topic</a>.</p></main></body></html>`;
+const index = `<!doctype html><html><head><title>Docs</title></head><body><h1>Docs</h1><ul>${Array.from(
+  { length: PAGES },
+  (_, i) => `<li><a href="/docs/p/${i + 1}">Topic ${i + 1}</a></li>`,
+).join('')}</ul><a href="/blog/news">Blog</a></body></html>`;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  server = createServer((req, res) => api.app(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix, publicBaseUrl: base });
+  const keys = ['crawler@example.com', 'other@example.com'].map((email) =>
+    api.keys.create({ email, mode: 'test', scopes: ['jobs:read', 'jobs:write'], name: 'k' }),
+  );
+  [token, otherToken] = (await Promise.all(keys)).map((k) => k.token) as [string, string];
+  sdk = new Firecrawl({ apiKey: token, apiUrl: base });
+  site = await startSite((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const n = /^\/docs\/p\/(\d+)$/.exec(path)?.[1];
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    if (path === '/robots.txt') {
+      res.setHeader('Content-Type', 'text/plain');
+      res.end(`User-agent: *\nDisallow: /private/\nSitemap: ${site.url}/sitemap.xml\n`);
+    } else if (path === '/sitemap.xml') {
+      res.setHeader('Content-Type', 'application/xml');
+      const urls = [131, 132, 133].map((i) => `<url><loc>${site.url}/docs/p/${i}</loc></url>`).join('');
+      res.end(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`,
+      );
+    } else if (path === '/docs/') res.end(index);
+    else if (n && Number(n) <= 135) res.end(page(Number(n)));
+    else if (path === '/blog/news' || path === '/private/secret') res.end(page(999));
+    else return false;
+    return true;
+  });
+  worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix));
+  await worker.waitForLog((l) => l.msg === 'scraper worker started');
+});
+
+afterAll(async () => {
+  await worker.kill('SIGTERM');
+  await new Promise((resolve) => server.close(resolve));
+  await api.close();
+  await site.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+const raw = (key = token) => ({
+  get: (path: string) => request(base).get(path).set('Authorization', `Bearer ${key}`),
+  post: (path: string, body: object) =>
+    request(base).post(path).set('Authorization', `Bearer ${key}`).send(body),
+});
+
+describe('scrape', () => {
+  it('answers with the page in every supported format once the fleet has it', async () => {
+    const doc = await sdk.scrape(`${site.url}/docs/p/7`, {
+      formats: ['markdown', 'html', 'rawHtml', 'links'],
+    });
+    expect(doc.markdown).toMatch(/^# Topic 7$/m);
+    expect(doc.markdown).not.toContain('Docs home');
+    expect(doc.html).toContain('<h1>Topic 7</h1>');
+    expect(doc.rawHtml).toBe(page(7));
+    expect(doc.links).toEqual([`${site.url}/docs/`, `${site.url}/private/secret`, `${site.url}/docs/p/8`]);
+    expect(doc.metadata).toMatchObject({
+      title: 'Page 7 | Docs',
+      description: 'About topic 7.',
+      language: 'en',
+      sourceURL: `${site.url}/docs/p/7`,
+      url: `${site.url}/docs/p/7`,
+      statusCode: 200,
+    });
+  });
+
+  it('gives a failed page its status code and error in the metadata', async () => {
+    const doc = await sdk.scrape(`${site.url}/missing`, { formats: ['markdown'] });
+    expect(doc.markdown).toBeUndefined();
+    expect(doc.metadata).toMatchObject({ statusCode: 404, error: expect.stringContaining('404') });
+  });
+
+  it('refuses formats it does not support, naming them, in Firecrawl error shape', async () => {
+    const res = await raw().post('/v2/scrape', {
+      url: `${site.url}/docs/p/1`,
+      formats: ['markdown', 'summary'],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('summary') });
+    expect(res.body.details).toHaveProperty(['formats[1]']);
+  });
+});
+
+describe('crawl', () => {
+  it('crawls within limit, pages its status past 100 documents, and keeps its job out of the job list', async () => {
+    const job = await sdk.crawl(`${site.url}/docs/`, { limit: 120, pollInterval: 1, sitemap: 'skip' });
+    expect(job.status).toBe('completed');
+    expect(job.completed).toBe(120);
+    expect(job.data).toHaveLength(120);
+    const urls = job.data.map((d) => d.metadata?.sourceURL);
+    expect(new Set(urls).size).toBe(120);
+    expect(urls.every((u) => u?.startsWith(`${site.url}/docs/`))).toBe(true);
+
+    const native = client(api.app, token);
+    const listed = await native.get('/jobs/status');
+    expect(listed.body.jobs).toEqual([]);
+    const compat = await native.get('/jobs/status?origin=firecrawl');
+    expect(compat.body.jobs.length).toBeGreaterThan(0);
+    const detail = await native.get(`/jobs/${compat.body.jobs[0].job_id}`);
+    expect(detail.body.origin).toBe('firecrawl');
+  });
+
+  it('follows includePaths and excludePaths on the URL path', async () => {
+    const job = await sdk.crawl(`${site.url}/docs/`, {
+      includePaths: ['^/docs/p/1[0-9]$'],
+      excludePaths: ['^/docs/p/15$'],
+      sitemap: 'skip',
+      pollInterval: 1,
+    });
+    const paths = job.data.map((d) => new URL(d.metadata!.sourceURL!).pathname).sort();
+    expect(paths).toEqual(
+      ['/docs/', ...[10, 11, 12, 13, 14, 16, 17, 18, 19].map((n) => `/docs/p/${n}`)].sort(),
+    );
+  });
+
+  it('takes only the sitemap with sitemap: "only", and reports robots.txt blocks among its errors', async () => {
+    const only = await sdk.crawl(`${site.url}/docs/`, { sitemap: 'only', pollInterval: 1 });
+    expect(only.data.map((d) => new URL(d.metadata!.sourceURL!).pathname).sort()).toEqual([
+      '/docs/',
+      '/docs/p/131',
+      '/docs/p/132',
+      '/docs/p/133',
+    ]);
+
+    const started = await sdk.startCrawl(`${site.url}/docs/p/1`, {
+      maxDiscoveryDepth: 1,
+      crawlEntireDomain: true,
+      sitemap: 'skip',
+    });
+    await sdk.crawl(`${site.url}/docs/p/2`, { limit: 1, pollInterval: 1 }); // let it run meanwhile
+    let status = await sdk.getCrawlStatus(started.id);
+    for (let i = 0; status.status === 'scraping' && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await sdk.getCrawlStatus(started.id);
+    }
+    const errors = await sdk.getCrawlErrors(started.id);
+    expect(errors.robotsBlocked).toEqual([`${site.url}/private/secret`]);
+  });
+
+  it('cancels a crawl, lists active crawls, and hides them from another user', async () => {
+    const started = await sdk.startCrawl(`${site.url}/docs/`, { delay: 2, sitemap: 'skip' });
+    const active = await sdk.getActiveCrawls();
+    expect(active.crawls.map((c) => c.id)).toContain(started.id);
+    const other = new Firecrawl({ apiKey: otherToken, apiUrl: base });
+    await expect(other.getCrawlStatus(started.id)).rejects.toMatchObject({ status: 404 });
+    expect(await sdk.cancelCrawl(started.id)).toBe(true);
+    expect((await sdk.getCrawlStatus(started.id)).status).toBe('cancelled');
+  });
+});
+
+describe('map and batch scrape', () => {
+  it('maps a site from its sitemap and links, ranked by search', async () => {
+    const map = await sdk.map(`${site.url}/docs/`, { search: 'p/132' });
+    expect(map.links[0]?.url).toBe(`${site.url}/docs/p/132`);
+    const urls = map.links.map((l) => l.url);
+    expect(urls).toContain(`${site.url}/docs/p/5`);
+    expect(new Set(urls).size).toBe(urls.length);
+  });
+
+  it('scrapes a batch, listing the invalid URLs it skipped', async () => {
+    const ftp = 'ftp://files.example.com/a';
+    const started = await sdk.startBatchScrape([`${site.url}/docs/p/3`, ftp, `${site.url}/docs/p/4`], {
+      options: { formats: ['markdown'] },
+      ignoreInvalidURLs: true,
+    });
+    expect(started.invalidURLs).toEqual([ftp]);
+    let job = await sdk.getBatchScrapeStatus(started.id);
+    for (let i = 0; job.status === 'scraping' && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await sdk.getBatchScrapeStatus(started.id);
+    }
+    expect(job.status).toBe('completed');
+    expect(job.data.map((d) => d.markdown?.split('\n')[0]).sort()).toEqual(['# Topic 3', '# Topic 4']);
+  });
+});
+
+describe('raw HTTP', () => {
+  it('answers errors in Firecrawl shape: no key, unknown id, unsupported endpoints', async () => {
+    const none = await request(base)
+      .post('/v2/scrape')
+      .send({ url: `${site.url}/docs/p/1` });
+    expect(none.status).toBe(401);
+    expect(none.body).toEqual({ success: false, error: expect.any(String) });
+    const unknown = await raw().get('/v2/crawl/run_00000000000000000000000000');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.success).toBe(false);
+    const search = await raw().post('/v2/search', { query: 'x' });
+    expect(search.status).toBe(501);
+    expect(search.body).toEqual({ success: false, error: expect.stringContaining('not supported') });
+  });
+
+  it('speaks v1: crawl start and status, map links as strings', async () => {
+    const started = await raw().post('/v1/crawl', {
+      url: `${site.url}/docs/p/1`,
+      limit: 2,
+      ignoreSitemap: true,
+    });
+    expect(started.status).toBe(200);
+    expect(started.body).toEqual({
+      success: true,
+      id: expect.any(String),
+      url: `${base}/v1/crawl/${started.body.id}`,
+    });
+    const map = await raw().post('/v1/map', { url: `${site.url}/docs/p/1`, ignoreSitemap: true });
+    expect(map.body.success).toBe(true);
+    expect(typeof map.body.links[0]).toBe('string');
+  });
+
+  it('is an SdkError with the status for a bad request through the SDK', async () => {
+    const err = await sdk.scrape(`${site.url}/docs/p/1`, { formats: ['summary'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SdkError);
+    expect(err).toMatchObject({ status: 400, message: expect.stringContaining('summary') });
+  });
+});
