@@ -213,7 +213,9 @@ export const listJobsQuerySchema = z.strictObject({
   origin: z
     .enum(JOB_ORIGINS)
     .optional()
-    .describe("the jobs made by this origin; default api (those of the Firecrawl-compatible API are listed only when asked for)"),
+    .describe(
+      'the jobs made by this origin; default api (those of the Firecrawl-compatible API are listed only when asked for)',
+    ),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),
 });
@@ -257,7 +259,9 @@ export const jobDetailSchema = jobListItemSchema.extend({
     .describe("runs that ended longer ago are deleted; null: the operator's setting"),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
-  origin: z.enum(JOB_ORIGINS).describe('firecrawl: made through the Firecrawl-compatible API (docs/api.md §18)'),
+  origin: z
+    .enum(JOB_ORIGINS)
+    .describe('firecrawl: made through the Firecrawl-compatible API (docs/api.md §18)'),
 });
 
 export const jobListSchema = z.object({
