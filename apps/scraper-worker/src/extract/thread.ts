@@ -3,6 +3,7 @@
 // terminated past either).
 import { workerData } from 'node:worker_threads';
 import {
+  type BodyKind,
   bodyKind,
   htmlDocument,
   type PageDocument,
@@ -63,11 +64,14 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
     links: links ? compileLinks(links.follow) : null,
     filter: links ? filterOf(links.filter) : null,
   }));
-  const fetched = 'body' in page ? page : null;
-  const body = fetched && Buffer.from(fetched.body.buffer, fetched.body.byteOffset, fetched.body.byteLength);
-  const kind = body ? bodyKind(fetched?.contentType, body) : 'html';
-  if (body && kind === 'pdf') return pdfTask(entry.job, task, body);
-  const html = body ? decodeHtml(body, fetched?.contentType) : (page as { html: string }).html;
+  let html: string;
+  let kind: BodyKind = 'html';
+  if ('body' in page) {
+    const body = Buffer.from(page.body.buffer, page.body.byteOffset, page.body.byteLength);
+    kind = bodyKind(page.contentType, body);
+    if (kind === 'pdf') return pdfTask(entry.job, task, body);
+    html = decodeHtml(body, page.contentType);
+  } else html = page.html;
   const { records, links: found } = extractPage(
     entry.job,
     html,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { ContentOptions } from '@scrapejobs/content';
 import type { Crawl } from '@scrapejobs/contracts';
 import { originOf } from '@scrapejobs/crawl';
 import type { ClaimedUrl, Frontier, RunFailure, RunSettings, RunState, RunStore } from '@scrapejobs/domain';
@@ -80,6 +81,8 @@ export class RunWork {
   readonly #timeout: AbortSignal;
   readonly #held = new Map<number, { url: ClaimedUrl; controller: AbortController }>();
   readonly #filter: UrlFilterSpec | null;
+  /** What each page's document keeps; null when the job keeps none. */
+  readonly #content: ContentOptions | null;
   readonly #fetching: RunFetching;
   readonly #discovery: Discovery;
   #haltedBy: unknown = null;
@@ -98,6 +101,7 @@ export class RunWork {
     this.#timeout = AbortSignal.timeout(Math.max(0, this.#startedAt + deps.runTimeoutMs - Date.now()));
     this.#timeout.addEventListener('abort', () => this.stop('timeout'), { once: true });
     this.#filter = settings.crawl && filterSpec(settings, settings.crawl);
+    this.#content = contentOptions(settings);
     this.#fetching = new RunFetching(deps, state.jobId, settings);
     this.#discovery = new Discovery({
       runId: state.runId,
@@ -290,16 +294,9 @@ export class RunWork {
 
   /** What the page's document keeps, or null when the job keeps no document (docs/api.md §17). */
   #documentSpec(sourceUrl: string, page: LoadedPage): DocumentSpec | null {
-    const { formats, content, trackContent } = this.settings;
-    const kept = formats.filter((format) => format !== 'screenshot');
-    // Change tracking of pages compares their markdown, kept even when not asked for.
-    if (trackContent && !kept.includes('markdown')) kept.push('markdown');
-    if (kept.length === 0) return null;
+    if (!this.#content) return null;
     return {
-      formats: kept,
-      onlyMainContent: content?.only_main_content ?? true,
-      includeTags: content?.include_tags ?? [],
-      excludeTags: content?.exclude_tags ?? [],
+      ...this.#content,
       sourceUrl,
       url: page.url,
       statusCode: page.status,
@@ -362,6 +359,20 @@ export class RunWork {
       message: `The run could not go on after ${attempts} attempts: ${(err as Error)?.message ?? err}`,
     };
   }
+}
+
+/** The formats and content of the run's documents (docs/api.md §17), or null when it keeps none. */
+function contentOptions({ formats, content, trackContent }: RunSettings): ContentOptions | null {
+  const kept = formats.filter((format) => format !== 'screenshot');
+  // Change tracking of pages compares their markdown, kept even when not asked for.
+  if (trackContent && !kept.includes('markdown')) kept.push('markdown');
+  if (kept.length === 0) return null;
+  return {
+    formats: kept,
+    onlyMainContent: content?.only_main_content ?? true,
+    includeTags: content?.include_tags ?? [],
+    excludeTags: content?.exclude_tags ?? [],
+  };
 }
 
 /** A crawl's filter: same origin as one of its seeds, include and exclude. */
