@@ -1,12 +1,13 @@
-import { createServer, type Server } from 'node:http';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Firecrawl, { SdkError } from '@mendable/firecrawl-js';
 import request from 'supertest';
 import { buildTestApi } from '../support/api.ts';
 import { client } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
-import { testPrefix } from '../support/redis.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { REDIS_URL, testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
 // The Firecrawl-compatible API (docs/api.md §18) driven by Firecrawl's own JavaScript SDK against
@@ -22,6 +23,8 @@ let token: string;
 let otherToken: string;
 let sdk: Firecrawl;
 const prefix = testPrefix();
+/** The secret key shared by the API and the webhook worker (they seal and open the Firecrawl webhook secret). */
+const KEY = randomBytes(32);
 
 /** Pages /docs/p/1…N linked from /docs/, each linking to the next; 131–135 only in the sitemap. */
 const PAGES = 130;
@@ -40,7 +43,13 @@ beforeAll(async () => {
   server = createServer((req, res) => api.app(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix, publicBaseUrl: base });
+  // Loopback webhook receivers need private targets allowed (docs/api.md §7).
+  api = buildTestApi({
+    db: tdb.db,
+    prefix: prefix.prefix,
+    publicBaseUrl: base,
+    webhooks: { WEBHOOK_SECRET_KEY: KEY, ALLOW_PRIVATE_NETWORK_TARGETS: true },
+  });
   const keys = ['crawler@example.com', 'other@example.com'].map((email) =>
     api.keys.create({ email, mode: 'test', scopes: ['jobs:read', 'jobs:write'], name: 'k' }),
   );
@@ -250,5 +259,65 @@ describe('raw HTTP', () => {
     const err = await sdk.scrape(`${site.url}/docs/p/1`, { formats: ['summary'] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SdkError);
     expect(err).toMatchObject({ status: 400, message: expect.stringContaining('summary') });
+  });
+});
+
+describe('webhooks', () => {
+  it('sends crawl.started and crawl.completed in Firecrawl’s shape, signed with the account’s secret', async () => {
+    const hits: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        hits.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const webhookWorker = startApp('webhook-worker', {
+      DATABASE_URL: tdb.url,
+      REDIS_URL,
+      QUEUE_PREFIX: prefix.prefix,
+      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+      PUBLIC_BASE_URL: base,
+      WEBHOOK_SECRET_KEY: KEY.toString('hex'),
+      WEBHOOK_OUTBOX_POLL_MS: '50',
+    });
+    try {
+      await webhookWorker.waitForLog((l) => l.msg === 'webhook worker started');
+      const { id: userId } = await tdb.db.user.findUniqueOrThrow({ where: { email: 'crawler@example.com' } });
+      const secret = await api.webhooks.rotateFirecrawlSecret({ userId });
+      const started = await raw().post('/v2/crawl', {
+        url: `${site.url}/docs/p/1`,
+        limit: 2,
+        sitemap: 'skip',
+        webhook: { url: hook, headers: { 'X-Receiver-Token': 'r1' }, metadata: { a: 1 } },
+      });
+      expect(started.status).toBe(200);
+      await until(async () => hits.length >= 2, 20_000, 20);
+      const bodies = hits.map((h) => JSON.parse(h.body) as Record<string, unknown>);
+      // Both can be queued by one fan-out pass and be delivered side by side: in either order.
+      expect(bodies.map((b) => b.type).sort()).toEqual(['crawl.completed', 'crawl.started']);
+      for (const b of bodies)
+        expect(b).toEqual({
+          success: true,
+          type: b.type,
+          id: started.body.id,
+          webhookId: expect.stringMatching(/^evt_/),
+          data: [],
+          metadata: { a: 1 },
+        });
+      for (const h of hits) {
+        const signature = `sha256=${createHmac('sha256', secret).update(h.body).digest('hex')}`;
+        expect(h.headers['x-firecrawl-signature']).toBe(signature);
+        expect(h.headers['content-type']).toBe('application/json');
+        expect(h.headers['x-receiver-token']).toBe('r1');
+      }
+      expect((await sdk.getCrawlStatus(started.body.id)).status).toBe('completed');
+    } finally {
+      await webhookWorker.kill('SIGTERM');
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });

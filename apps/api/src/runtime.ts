@@ -113,6 +113,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     compat: new CompatService(db, jobs, results, {
       retentionHours: config.FIRECRAWL_RETENTION_HOURS,
       publicBaseUrl: config.PUBLIC_BASE_URL,
+      allowPrivateTargets: config.ALLOW_PRIVATE_NETWORK_TARGETS,
     }),
     webhooks: new WebhooksService(db, {
       box,

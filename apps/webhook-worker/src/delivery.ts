@@ -1,11 +1,16 @@
 import { newId } from '@scrapejobs/db';
-import { type DeliveryStore, readEntry } from '@scrapejobs/domain';
+import {
+  type DeliveryStore,
+  type DeliveryWithWebhook,
+  openFirecrawlSecret,
+  readEntry,
+} from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type { Payload } from '@scrapejobs/queues';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { PostResult } from './http-post.ts';
-import { deliveryHeaders } from './signing.ts';
+import { deliveryHeaders, firecrawlHeaders } from './signing.ts';
 
 export interface Poster {
   post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;
@@ -107,30 +112,14 @@ export class DeliveryProcessor {
     }
 
     const at = this.#now();
-    let result: PostResult;
-    let secret: string | null = null;
-    try {
-      secret = this.#box.open(d.secret_encrypted, d.webhook_id);
-    } catch (err) {
-      this.#log.error({ webhook_id: d.webhook_id, err: (err as Error).message }, 'webhook secret unreadable');
-    }
-    if (secret === null)
-      result = {
-        statusCode: null,
-        error: 'the webhook secret cannot be opened (server key configuration)',
-        durationMs: 0,
-      };
-    else {
-      const headers = deliveryHeaders({
-        secret,
-        eventId: d.event_id,
-        event: d.event_kind,
-        body: d.body,
-        attempt,
-        now: at,
-      });
-      result = await this.#poster.post(d.url, d.body, headers);
-    }
+    const headers = this.#headers(d, attempt, at);
+    const result: PostResult = headers
+      ? await this.#poster.post(d.url, d.body, headers)
+      : {
+          statusCode: null,
+          error: 'the webhook secret cannot be opened (server key configuration)',
+          durationMs: 0,
+        };
 
     const gone = result.statusCode === 410;
     const final = isSuccess(result) || gone || lastAttempt;
@@ -163,6 +152,28 @@ export class DeliveryProcessor {
     this.#observe(status === 'pending' ? 'retrying' : status, result.durationMs);
     if (!recorded) return 'skipped' as const;
     return { result, final };
+  }
+
+  /**
+   * The attempt's headers in the webhook's style, or null when its secret cannot be opened. A
+   * Firecrawl-style webhook is signed with the account's secret as it is now (none: unsigned).
+   */
+  #headers(d: DeliveryWithWebhook, attempt: number, now: Date): Record<string, string> | null {
+    const firecrawl = d.style === 'firecrawl';
+    const sealed = firecrawl ? d.firecrawl_secret_encrypted : d.secret_encrypted;
+    let secret: string | null = null;
+    try {
+      if (sealed !== null)
+        secret = firecrawl
+          ? openFirecrawlSecret(this.#box, sealed, d.user_id)
+          : this.#box.open(sealed, d.webhook_id);
+    } catch (err) {
+      this.#log.error({ webhook_id: d.webhook_id, err: (err as Error).message }, 'webhook secret unreadable');
+      return null;
+    }
+    if (firecrawl) return firecrawlHeaders({ secret, body: d.body, headers: d.headers });
+    if (secret === null) return null;
+    return deliveryHeaders({ secret, eventId: d.event_id, event: d.event_kind, body: d.body, attempt, now });
   }
 }
 

@@ -3,7 +3,7 @@ import { verify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { webhookWorkerEnvSchema } from './config.ts';
 import { retryBackoff } from './delivery.ts';
-import { deliveryHeaders } from './signing.ts';
+import { deliveryHeaders, firecrawlHeaders } from './signing.ts';
 
 const body = '{"id":"evt_1","event":"job.paused","timestamp":"2026-11-21T10:00:00.000Z","data":{}}';
 const secret = 'ünïcode-secret-0123456789';
@@ -69,5 +69,43 @@ describe('retry schedule', () => {
     expect(webhookWorkerEnvSchema.parse({}).WEBHOOK_TIMEOUT_MS).toBe(10_000);
     expect(webhookWorkerEnvSchema.safeParse({ WEBHOOK_RETRY_DELAYS_MS: '1,2,3' }).success).toBe(false);
     expect(webhookWorkerEnvSchema.safeParse({ WEBHOOK_SECRET_KEY: 'short' }).success).toBe(false);
+  });
+});
+
+describe('firecrawlHeaders', () => {
+  const fc =
+    '{"success":true,"type":"crawl.started","id":"run_1","webhookId":"evt_1","data":[],"metadata":{}}';
+
+  it('signs the exact body as X-Firecrawl-Signature: sha256=<hex HMAC-SHA256> with the account secret', () => {
+    const h = firecrawlHeaders({ secret, body: fc, headers: null });
+    expect(h).toEqual({
+      'Content-Type': 'application/json',
+      'X-Firecrawl-Signature': `sha256=${createHmac('sha256', secret).update(fc).digest('hex')}`,
+    });
+  });
+
+  it('sends the webhook’s own headers, which cannot replace the content type, the signature or the framing', () => {
+    const h = firecrawlHeaders({
+      secret,
+      body: fc,
+      headers: {
+        Authorization: 'Bearer receiver-token',
+        'content-type': 'text/plain',
+        'X-FIRECRAWL-SIGNATURE': 'sha256=forged',
+        'Content-Length': '1',
+        Host: 'elsewhere.test',
+      },
+    });
+    expect(Object.keys(h).sort()).toEqual(['Authorization', 'Content-Type', 'X-Firecrawl-Signature']);
+    expect(h.Authorization).toBe('Bearer receiver-token');
+    expect(h['Content-Type']).toBe('application/json');
+    expect(h['X-Firecrawl-Signature']).not.toBe('sha256=forged');
+  });
+
+  it('goes out unsigned without a secret, as Firecrawl does', () => {
+    expect(firecrawlHeaders({ secret: null, body: fc, headers: { 'X-A': '1' } })).toEqual({
+      'X-A': '1',
+      'Content-Type': 'application/json',
+    });
   });
 });

@@ -39,3 +39,36 @@ export function deliveryHeaders({
     'webhook-signature': `v1,${standard}`,
   };
 }
+
+/** Headers a Firecrawl webhook's own `headers` cannot set: ours, and those framing the request. */
+const RESERVED = new Set([
+  'content-type',
+  'x-firecrawl-signature',
+  'content-length',
+  'transfer-encoding',
+  'host',
+  'connection',
+]);
+
+/**
+ * The headers of one attempt of a Firecrawl-style delivery (docs/api.md §18): the webhook's own
+ * headers, then `Content-Type` and, with the account's secret, `X-Firecrawl-Signature:
+ * sha256=<hex HMAC-SHA256 of the exact body>`; unsigned without a secret, as Firecrawl does.
+ */
+export function firecrawlHeaders({
+  secret,
+  body,
+  headers,
+}: {
+  secret: string | null;
+  body: string;
+  headers: Record<string, string> | null;
+}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (!RESERVED.has(name.toLowerCase())) out[name] = value;
+  out['Content-Type'] = 'application/json';
+  if (secret !== null)
+    out['X-Firecrawl-Signature'] = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return out;
+}

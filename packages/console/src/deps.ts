@@ -26,7 +26,15 @@ export interface ConsoleServices {
   results: Pick<ResultsService, 'list' | 'download' | 'listDocuments'>;
   webhooks: Pick<
     WebhooksService,
-    'list' | 'get' | 'create' | 'delete' | 'listDeliveries' | 'resend' | 'test'
+    | 'list'
+    | 'get'
+    | 'create'
+    | 'delete'
+    | 'listDeliveries'
+    | 'resend'
+    | 'test'
+    | 'firecrawlSecretCreatedAt'
+    | 'rotateFirecrawlSecret'
   >;
 }
 

@@ -8,6 +8,7 @@ import { securityHeaders } from './http/headers.ts';
 import { Kit, serviceFailure } from './http/kit.ts';
 import { readCookie, SESSION_COOKIE, SessionStore } from './http/session.ts';
 import { SignInLimiter } from './http/sign-in-limit.ts';
+import { accountRoutes } from './routes/account.ts';
 import { authRoutes, modeRoutes } from './routes/auth.ts';
 import { documentsRoutes } from './routes/documents.ts';
 import { jobsRoutes } from './routes/jobs.ts';
@@ -96,6 +97,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   jobsRoutes(router, kit, deps);
   documentsRoutes(router, kit, deps);
   webhooksRoutes(router, kit, deps.services);
+  accountRoutes(router, kit, deps.services);
 
   router.use((req: Request, res: Response) => {
     kit.send(res, 404, errorPage(404, 'There is no such page in the console.', kit.peek(req)));

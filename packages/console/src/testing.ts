@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createJobSchema, issuesToDetails } from '@scrapejobs/contracts';
-import { Accounts, JobsService, ResultsService, validationError } from '@scrapejobs/domain';
+import { Accounts, JobsService, ResultsService, validationError, WebhooksService } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { DEVELOPMENT_SECRET_KEY, SecretBox } from '@scrapejobs/outbound';
 import express from 'express';
@@ -13,7 +13,7 @@ import { consoleRouter } from './router.ts';
 
 // Set-up for the route tests only (index.ts does not export it): the console over the real domain
 // services on a private database and Redis prefix; the queue side (run dispatch, schedules), keys
-// and webhooks are left out.
+// and webhooks (but the account's Firecrawl webhook secret) are left out.
 
 export interface SignedIn {
   userId: string;
@@ -60,6 +60,10 @@ export async function consoleFixture(email: string): Promise<ConsoleFixture> {
       { box: new SecretBox(DEVELOPMENT_SECRET_KEY), publicBaseUrl: 'https://scrape.example.com' },
     );
     const accounts = new Accounts(tdb.db);
+    const webhooks = new WebhooksService(tdb.db, {
+      box: new SecretBox(DEVELOPMENT_SECRET_KEY),
+      allowPrivate: false,
+    });
     const sessions = new SessionStore(redis, prefix.prefix);
     const signIn = async (email: string): Promise<SignedIn> => {
       await accounts.create(email, 'a long enough password');
@@ -99,6 +103,8 @@ export async function consoleFixture(email: string): Promise<ConsoleFixture> {
           listDeliveries: unused,
           resend: unused,
           test: unused,
+          firecrawlSecretCreatedAt: (owner) => webhooks.firecrawlSecretCreatedAt(owner),
+          rotateFirecrawlSecret: (owner) => webhooks.rotateFirecrawlSecret(owner),
         },
       },
       // The API's schema and its 400 (the checks beyond the schema are the API's, tested there).

@@ -1,5 +1,11 @@
 import type { CreateJobInput, FormatName } from '@scrapejobs/contracts';
-import { AppError, type CompatRun, type CompatService, type Principal } from '@scrapejobs/domain';
+import {
+  AppError,
+  type CompatRun,
+  type CompatService,
+  type JobWebhook,
+  type Principal,
+} from '@scrapejobs/domain';
 import {
   batchScrapeJob,
   crawlErrorsBody,
@@ -21,6 +27,7 @@ import {
   scrapeJob,
   UNSUPPORTED_ENDPOINTS,
   unsupportedMessage,
+  type Webhook,
 } from '@scrapejobs/firecrawl';
 import type { Logger } from '@scrapejobs/logging';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
@@ -79,9 +86,21 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     );
   };
 
-  /** A job body checked as POST /jobs checks it, then started. */
-  const start = async (principal: Principal, job: CreateJobInput, urls: string[] | null = null) =>
-    compat.start(principal, await deps.parseJob(job, principal.userId), urls);
+  /** A job body checked as POST /jobs checks it, then started (with its webhook, if any). */
+  const start = async (
+    principal: Principal,
+    job: CreateJobInput,
+    urls: string[] | null = null,
+    webhook: JobWebhook | null = null,
+  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook);
+
+  /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
+  const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
+    webhook && {
+      webhook,
+      prefix,
+      field: typeof (req.body as { webhook?: unknown }).webhook === 'string' ? 'webhook' : 'webhook.url',
+    };
 
   const idOf = (req: Request) => String(req.params.id);
 
@@ -100,12 +119,17 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
   for (const kind of ['crawl', 'batch/scrape'] as const) {
     route('post', `/${kind}`, async (req, v, principal) => {
       if (kind === 'crawl') {
-        const { job } = crawlJob(valid(parseCrawlRequest(req.body, v)));
-        const { runId } = await start(principal, job);
+        const { job, webhook } = crawlJob(valid(parseCrawlRequest(req.body, v)));
+        const { runId } = await start(principal, job, null, jobWebhook(req, webhook, 'crawl'));
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
       const batch = batchScrapeJob(valid(parseBatchScrapeRequest(req.body, v)));
-      const { runId } = await start(principal, batch.job, batch.urls);
+      const { runId } = await start(
+        principal,
+        batch.job,
+        batch.urls,
+        jobWebhook(req, batch.webhook, 'batch_scrape'),
+      );
       return [
         200,
         {

@@ -23,6 +23,8 @@ export interface SessionData {
   flash?: Flash | undefined;
   /** A new API token to show on the next page, once; deleted as it is shown. */
   reveal?: { name: string; token: string; replaced: boolean } | undefined;
+  /** A new Firecrawl webhook secret to show on the next account page, once; deleted as it is shown. */
+  revealFirecrawlSecret?: string | undefined;
 }
 
 export interface Session {

@@ -2,7 +2,7 @@ import type { Mode } from '@scrapejobs/db';
 import type { Flash } from '../http/session.ts';
 import { html, type SafeHtml } from './html.ts';
 
-export type Section = 'jobs' | 'webhooks' | 'keys';
+export type Section = 'jobs' | 'webhooks' | 'keys' | 'account';
 
 export interface PageContext {
   csrf: string;
@@ -28,6 +28,7 @@ const NAV: [Section, string, string][] = [
   ['jobs', 'Jobs', '/console/jobs'],
   ['webhooks', 'Webhooks', '/console/webhooks'],
   ['keys', 'API Keys', '/console/keys'],
+  ['account', 'Account', '/console/account'],
 ];
 
 function document(title: string, body: SafeHtml, bodyClass = ''): SafeHtml {

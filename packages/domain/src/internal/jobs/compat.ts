@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CreateJobInput, type FormatName, formatsSchema } from '@scrapejobs/contracts';
 import { type Database, isId } from '@scrapejobs/db';
+import type { Resolve } from '@scrapejobs/outbound';
 import { notFound } from '../errors.ts';
 import type { Run } from '../model.ts';
 import { toRun } from '../model.ts';
 import type { Owner } from '../principal.ts';
 import type { DocumentPage, ResultsService } from '../results/service.ts';
+import { checkJobWebhook, type JobWebhook, jobWebhookRow } from '../webhooks/firecrawl.ts';
 import type { JobsService } from './service.ts';
 
 export interface CompatOptions {
@@ -13,6 +15,10 @@ export interface CompatOptions {
   retentionHours: number;
   /** PUBLIC_BASE_URL: the links to screenshots. */
   publicBaseUrl: string;
+  /** ALLOW_PRIVATE_NETWORK_TARGETS: a crawl's webhook may target loopback and private addresses. */
+  allowPrivateTargets: boolean;
+  /** Name resolution for the webhook target check; tests pass a fake one. */
+  resolve?: Resolve;
   now?: () => Date;
 }
 
@@ -60,14 +66,25 @@ export class CompatService {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Makes the job (a batch's `urls` seeded instead of its source) and starts its run. */
+  /**
+   * Makes the job (a batch's `urls` seeded instead of its source) and starts its run. A crawl's or
+   * batch's webhook is checked first and stored before the run starts, so that the run's
+   * job.started already finds it.
+   */
   async start(
     owner: Owner,
     input: CreateJobInput,
     urls: string[] | null = null,
+    webhook: JobWebhook | null = null,
   ): Promise<{ runId: string; jobId: string; expiresAt: Date }> {
+    if (webhook)
+      await checkJobWebhook(owner, webhook, {
+        allowPrivate: this.#options.allowPrivateTargets,
+        resolve: this.#options.resolve,
+      });
     const expiresAt = new Date(this.#now().getTime() + this.#options.retentionHours * 3_600_000);
     const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt });
+    if (webhook) await this.#db.webhook.create({ data: jobWebhookRow(owner, job.id, webhook, this.#now()) });
     const { runId } = await this.#jobs.run(owner, job.id);
     return { runId, jobId: job.id, expiresAt };
   }

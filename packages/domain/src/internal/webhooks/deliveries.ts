@@ -14,6 +14,13 @@ export interface DeliveryWithWebhook {
   url: string;
   secret_encrypted: string;
   active: boolean;
+  user_id: string;
+  /** `firecrawl`: a crawl's webhook (docs/api.md §18), Firecrawl's headers and signature. */
+  style: 'service' | 'firecrawl';
+  /** Headers sent with every attempt (a Firecrawl webhook's `headers`). */
+  headers: Record<string, string> | null;
+  /** The account's Firecrawl webhook secret (sealed) for a Firecrawl-style webhook, as it is now. */
+  firecrawl_secret_encrypted: string | null;
 }
 
 export interface AttemptRecord {
@@ -42,8 +49,11 @@ export class DeliveryStore {
   readonly load = microBatch(async (ids: string[]): Promise<(DeliveryWithWebhook | undefined)[]> => {
     const { rows } = await this.#pool.query<DeliveryWithWebhook>(
       `SELECT d.id, d.event_id, d.event_kind, d.body, d.status, d.attempts,
-              w.id AS webhook_id, w.url, w.secret_encrypted, w.active
-       FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY($1)`,
+              w.id AS webhook_id, w.url, w.secret_encrypted, w.active, w.user_id, w.style::text AS style,
+              w.headers, s.secret_encrypted AS firecrawl_secret_encrypted
+       FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       LEFT JOIN firecrawl_webhook_secrets s ON s.user_id = w.user_id AND w.style = 'firecrawl'
+       WHERE d.id = ANY($1)`,
       [ids],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));

@@ -9,6 +9,7 @@ import { newId } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
 import type pg from 'pg';
 import { type DeliveryEntry, entryId } from './entries.ts';
+import { firecrawlBody, isFirecrawlSourceKind } from './firecrawl.ts';
 
 // Columns are TIMESTAMP(3) holding UTC (as Prisma writes them): convert explicitly, whatever the
 // session or process time zone.
@@ -22,6 +23,7 @@ interface EventRow {
   id: string;
   user_id: string;
   mode: string;
+  job_id: string | null;
   kind: string;
   data: unknown;
   created_at: Date;
@@ -58,7 +60,7 @@ export class OutboxFanOut {
     try {
       await client.query('BEGIN');
       const { rows: events } = await client.query<EventRow>(
-        `SELECT id, user_id, mode::text AS mode, kind, data, created_at AT TIME ZONE 'UTC' AS created_at FROM events
+        `SELECT id, user_id, mode::text AS mode, job_id, kind, data, created_at AT TIME ZONE 'UTC' AS created_at FROM events
          WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.#batchSize],
       );
@@ -68,6 +70,9 @@ export class OutboxFanOut {
       }
       const jobs = [
         ...(await this.#createDeliveries(events.filter((e) => SUBSCRIBABLE.has(e.kind)))),
+        ...(await this.#jobScopedDeliveries(
+          events.filter((e) => e.job_id !== null && isFirecrawlSourceKind(e.kind)),
+        )),
         ...(await this.#testDeliveries(events.filter((e) => e.kind === TEST_EVENT))),
         ...resendJobs(events),
       ];
@@ -87,8 +92,8 @@ export class OutboxFanOut {
   }
 
   /**
-   * One autocommitted statement: inserts a delivery per subscribed active webhook of each
-   * event's owner and mode, and returns every never-attempted delivery of these events, new or
+   * One autocommitted statement: inserts a delivery per subscribed active endpoint (a webhook of
+   * no job) of each event's owner and mode, and returns every never-attempted delivery of these events, new or
    * left by an earlier pass that died (the no-op DO UPDATE makes RETURNING include those).
    */
   async #createDeliveries(events: EventRow[]): Promise<DeliveryEntry[]> {
@@ -101,6 +106,7 @@ export class OutboxFanOut {
        FROM unnest($1::text[], $2::text[], $3::"Mode"[], $4::text[], $5::text[])
               AS e(id, user_id, mode, kind, body)
        JOIN webhooks w ON w.user_id = e.user_id AND w.mode = e.mode AND w.active AND e.kind = ANY(w.events)
+                      AND w.job_id IS NULL
        CROSS JOIN (SELECT $7::timestamptz AT TIME ZONE 'UTC' AS at) AS t
        ON CONFLICT (webhook_id, event_id) DO UPDATE SET updated_at = deliveries.updated_at
          WHERE deliveries.status = 'pending' AND deliveries.attempts = 0
@@ -119,6 +125,62 @@ export class OutboxFanOut {
       ],
     );
     return rows.map((d) => ({
+      name: 'deliver',
+      data: { deliveryId: d.id },
+      opts: { jobId: entryId.deliver(d.id) },
+    }));
+  }
+
+  /**
+   * The deliveries of job-scoped webhooks (a crawl's or batch's Firecrawl `webhook`, docs/api.md
+   * §18): only their own job's events, each with a Firecrawl body built from the event and the
+   * webhook's metadata. Inserted and returned as #createDeliveries does, so exactly once too.
+   */
+  async #jobScopedDeliveries(events: EventRow[]): Promise<DeliveryEntry[]> {
+    if (events.length === 0) return [];
+    const { rows: webhooks } = await this.#pool.query<{
+      id: string;
+      job_id: string;
+      events: string[];
+      event_prefix: string;
+      metadata: unknown;
+    }>(
+      `SELECT id, job_id, events, event_prefix, metadata FROM webhooks
+       WHERE job_id = ANY($1) AND active AND style = 'firecrawl'`,
+      [[...new Set(events.map((e) => e.job_id))]],
+    );
+    const rows = events.flatMap(({ id, job_id, kind, data }) =>
+      isFirecrawlSourceKind(kind)
+        ? webhooks
+            .filter((w) => w.job_id === job_id && w.events.includes(kind))
+            .map((w) => ({
+              webhookId: w.id,
+              eventId: id,
+              ...firecrawlBody(w.event_prefix, { id, kind, data }, w.metadata),
+            }))
+        : [],
+    );
+    if (rows.length === 0) return [];
+    const now = this.#now();
+    const { rows: inserted } = await this.#pool.query<{ id: string }>(
+      `INSERT INTO deliveries (id, webhook_id, event_id, event_kind, body, status, attempts, created_at, updated_at)
+       SELECT $5 || upper(substr(md5(gen_random_uuid()::text), 1, 16)), d.webhook_id, d.event_id, d.kind, d.body,
+              'pending', 0, t.at, t.at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS d(webhook_id, event_id, kind, body)
+       CROSS JOIN (SELECT $6::timestamptz AT TIME ZONE 'UTC' AS at) AS t
+       ON CONFLICT (webhook_id, event_id) DO UPDATE SET updated_at = deliveries.updated_at
+         WHERE deliveries.status = 'pending' AND deliveries.attempts = 0
+       RETURNING id`,
+      [
+        rows.map((r) => r.webhookId),
+        rows.map((r) => r.eventId),
+        rows.map((r) => r.type),
+        rows.map((r) => r.body),
+        newId('dlv', now.getTime()).slice(0, 'dlv_'.length + 10),
+        now,
+      ],
+    );
+    return inserted.map((d) => ({
       name: 'deliver',
       data: { deliveryId: d.id },
       opts: { jobId: entryId.deliver(d.id) },

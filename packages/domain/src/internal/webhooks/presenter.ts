@@ -1,9 +1,7 @@
 import type { DeliveryView, WebhookEventName, WebhookView } from '@scrapejobs/contracts';
-import type { Prisma, WebhookModel } from '@scrapejobs/db';
+import type { Prisma } from '@scrapejobs/db';
 
-export type WebhookRow = Omit<WebhookModel, 'secretEncrypted'>;
-
-/** Every column but the sealed secret, which never leaves the service. */
+/** The columns of an endpoint of the API; never the sealed secret, which never leaves the service. */
 export const WEBHOOK_SELECT = {
   id: true,
   userId: true,
@@ -13,7 +11,9 @@ export const WEBHOOK_SELECT = {
   description: true,
   active: true,
   createdAt: true,
-} as const;
+} as const satisfies Prisma.WebhookSelect;
+
+export type WebhookRow = Prisma.WebhookGetPayload<{ select: typeof WEBHOOK_SELECT }>;
 
 export function toWebhookView(w: WebhookRow): WebhookView {
   return {

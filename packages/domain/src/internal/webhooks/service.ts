@@ -11,6 +11,7 @@ import { conflict, notFound, validationError } from '../errors.ts';
 import { outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
+import { FirecrawlSecrets } from './firecrawl.ts';
 import { DELIVERY_SELECT, type DeliveryRow, WEBHOOK_SELECT, type WebhookRow } from './presenter.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -33,17 +34,19 @@ export class WebhooksService {
   readonly #db: Database;
   readonly #settings: WebhookSettings;
   readonly #now: () => Date;
+  readonly #firecrawlSecrets: FirecrawlSecrets;
 
   constructor(db: Database, settings: WebhookSettings, now: () => Date = () => new Date()) {
     this.#db = db;
     this.#settings = settings;
     this.#now = now;
+    this.#firecrawlSecrets = new FirecrawlSecrets(db, settings.box, now);
   }
 
   async list(owner: Owner, opts: { limit: number; cursor?: string | undefined }): Promise<Page<WebhookRow>> {
     const before = decodeCursor('wh', opts.cursor);
     const rows = await this.#db.webhook.findMany({
-      where: { userId: owner.userId, mode: owner.mode, ...(before && { id: { lt: before } }) },
+      where: { userId: owner.userId, mode: owner.mode, jobId: null, ...(before && { id: { lt: before } }) },
       orderBy: { id: 'desc' },
       take: opts.limit + 1,
       select: WEBHOOK_SELECT,
@@ -54,7 +57,7 @@ export class WebhooksService {
   async get(owner: Owner, id: string, tx: Tx = this.#db): Promise<WebhookRow> {
     const webhook = isId('wh', id)
       ? await tx.webhook.findFirst({
-          where: { id, userId: owner.userId, mode: owner.mode },
+          where: { id, userId: owner.userId, mode: owner.mode, jobId: null },
           select: WEBHOOK_SELECT,
         })
       : null;
@@ -93,7 +96,9 @@ export class WebhooksService {
   /** Deletes the endpoint with its deliveries; queued attempts find nothing and are dropped. */
   async delete(owner: Owner, id: string): Promise<void> {
     const { count } = isId('wh', id)
-      ? await this.#db.webhook.deleteMany({ where: { id, userId: owner.userId, mode: owner.mode } })
+      ? await this.#db.webhook.deleteMany({
+          where: { id, userId: owner.userId, mode: owner.mode, jobId: null },
+        })
       : { count: 0 };
     if (count === 0) throw notFound('Webhook');
   }
@@ -146,6 +151,16 @@ export class WebhooksService {
         select: DELIVERY_SELECT,
       });
     });
+  }
+
+  /** When the account's Firecrawl webhook secret (docs/api.md §18) was made, or null without one. */
+  firecrawlSecretCreatedAt(owner: Pick<Owner, 'userId'>): Promise<Date | null> {
+    return this.#firecrawlSecrets.createdAt(owner.userId);
+  }
+
+  /** Makes a new Firecrawl webhook secret for the account (both modes), replacing the current one; shown this once. */
+  rotateFirecrawlSecret(owner: Pick<Owner, 'userId'>): Promise<string> {
+    return this.#firecrawlSecrets.rotate(owner.userId);
   }
 
   /** Sends a `webhook.test` event to this endpoint alone. */

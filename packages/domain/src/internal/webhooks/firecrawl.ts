@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { type Database, newId, type Prisma } from '@scrapejobs/db';
+import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
+import { validationError } from '../errors.ts';
+import type { Owner } from '../principal.ts';
+
+// Firecrawl-style webhooks of crawls and batch scrapes (docs/api.md §18): one job-scoped row in
+// `webhooks` per crawl or batch that asked for one, delivered by the webhook worker like any other.
+
+/** A Firecrawl `webhook` as the compatible API parsed it. */
+interface FirecrawlWebhookInput {
+  url: string;
+  headers: Record<string, string>;
+  metadata: Record<string, unknown>;
+  events: readonly ('started' | 'page' | 'completed' | 'failed')[];
+}
+
+/** The names of a crawl's events (`crawl.*`) or of a batch scrape's (`batch_scrape.*`). */
+type FirecrawlEventPrefix = 'crawl' | 'batch_scrape';
+
+/** A crawl's or batch's webhook as `CompatService.start` takes it. */
+export interface JobWebhook {
+  webhook: FirecrawlWebhookInput;
+  prefix: FirecrawlEventPrefix;
+  /** Where a 400 about the URL points: `webhook` (given as a string) or `webhook.url`. */
+  field: string;
+}
+
+/** This service's events that have a Firecrawl counterpart (`page` has none yet). */
+const FIRECRAWL_EVENT_OF = {
+  'job.started': 'started',
+  'job.completed': 'completed',
+  'job.failed': 'failed',
+} as const;
+
+type FirecrawlSourceKind = keyof typeof FIRECRAWL_EVENT_OF;
+
+export const isFirecrawlSourceKind = (kind: string): kind is FirecrawlSourceKind =>
+  Object.hasOwn(FIRECRAWL_EVENT_OF, kind);
+
+// RFC 9110 field names, and values without control characters that would end or split a header.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+
+/**
+ * The rules the compatible API's parser cannot see, as POST /webhooks applies them: https for a
+ * live key, an allowed target (docs/api.md §7), and headers that can be sent.
+ */
+export async function checkJobWebhook(
+  owner: Owner,
+  { webhook, field }: JobWebhook,
+  settings: { allowPrivate: boolean; resolve?: Resolve | undefined },
+): Promise<void> {
+  if (owner.mode === 'live' && new URL(webhook.url).protocol !== 'https:')
+    throw validationError({ [field]: 'must be an https URL for a live-mode key' });
+  const target = await checkUrlTarget(webhook.url, settings.allowPrivate, settings.resolve ?? systemResolve);
+  if (!target.ok) throw validationError({ [field]: target.reason });
+  for (const [name, value] of Object.entries(webhook.headers)) {
+    if (!HEADER_NAME.test(name)) throw validationError({ 'webhook.headers': `${name} is not a header name` });
+    if (!HEADER_VALUE.test(value))
+      throw validationError({ [`webhook.headers.${name}`]: 'must not contain control characters' });
+  }
+}
+
+/** The job-scoped webhook row of a crawl or batch: this job's events with a Firecrawl counterpart asked for. */
+export function jobWebhookRow(
+  owner: Owner,
+  jobId: string,
+  { webhook, prefix }: JobWebhook,
+  now: Date,
+): Prisma.WebhookUncheckedCreateInput {
+  const wanted = new Set<string>(webhook.events);
+  const events = Object.entries(FIRECRAWL_EVENT_OF)
+    .filter(([, firecrawl]) => wanted.has(firecrawl))
+    .map(([kind]) => kind);
+  return {
+    id: newId('wh', now.getTime()),
+    userId: owner.userId,
+    mode: owner.mode,
+    url: webhook.url,
+    events,
+    // Signed with the account's Firecrawl webhook secret, read at delivery time; none of its own.
+    secretEncrypted: '',
+    active: true,
+    createdAt: now,
+    jobId,
+    style: 'firecrawl',
+    eventPrefix: prefix,
+    headers: webhook.headers,
+    metadata: webhook.metadata as Prisma.InputJsonObject,
+  };
+}
+
+/**
+ * A delivery's body in Firecrawl's shape `{success, type, id, webhookId, data, metadata, error}`:
+ * `id` the run id (the compatible API's id), `webhookId` the event id (the same on every retry).
+ */
+export function firecrawlBody(
+  prefix: string,
+  event: { id: string; kind: FirecrawlSourceKind; data: unknown },
+  metadata: unknown,
+): { type: string; body: string } {
+  const data = (event.data ?? {}) as { run_id?: string; error?: { message?: string } };
+  const type = `${prefix}.${FIRECRAWL_EVENT_OF[event.kind]}`;
+  const failed = event.kind === 'job.failed';
+  const body = {
+    success: !failed,
+    type,
+    id: data.run_id ?? null,
+    webhookId: event.id,
+    data: [],
+    metadata: metadata ?? {},
+    ...(failed && { error: data.error?.message ?? 'The job failed.' }),
+  };
+  return { type, body: JSON.stringify(body) };
+}
+
+/** What the account's secret is bound to when sealed (one per user, both modes). */
+const secretContext = (userId: string) => `firecrawl-webhook-secret:${userId}`;
+
+/** The account's Firecrawl webhook secret, sealed as stored; throws SecretBoxError when it cannot be opened. */
+export const openFirecrawlSecret = (box: SecretBox, sealed: string, userId: string): string =>
+  box.open(sealed, secretContext(userId));
+
+/**
+ * The account's compatible-API webhook secret (docs/api.md §18): created or replaced here and
+ * returned this once; the worker reads it at each delivery, so a rotation applies to every
+ * delivery attempted after it, those of crawls already started included.
+ */
+export class FirecrawlSecrets {
+  readonly #db: Database;
+  readonly #box: SecretBox;
+  readonly #now: () => Date;
+
+  constructor(db: Database, box: SecretBox, now: () => Date = () => new Date()) {
+    this.#db = db;
+    this.#box = box;
+    this.#now = now;
+  }
+
+  /** When the current secret was made, or null without one. */
+  async createdAt(userId: string): Promise<Date | null> {
+    const row = await this.#db.firecrawlWebhookSecret.findUnique({
+      where: { userId },
+      select: { createdAt: true },
+    });
+    return row?.createdAt ?? null;
+  }
+
+  /** A new secret replaces the current one (or is the first); the only time it is shown. */
+  async rotate(userId: string): Promise<string> {
+    const secret = `fcwhsec_${randomBytes(32).toString('base64url')}`;
+    const data = { secretEncrypted: this.#box.seal(secret, secretContext(userId)), createdAt: this.#now() };
+    await this.#db.firecrawlWebhookSecret.upsert({
+      where: { userId },
+      create: { userId, ...data },
+      update: data,
+    });
+    return secret;
+  }
+}
