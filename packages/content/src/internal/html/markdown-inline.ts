@@ -163,6 +163,9 @@ function wrapped(
   out.inline(core === '' ? '' : `${marker}${core}${marker}`, inner.startsWithSpace, inner.endsWithSpace);
 }
 
+/** The label of a permalink to a heading: a sign, escaped or not, alone. */
+const PERMALINK = /^\s*\\?[#¶§🔗]\s*$/u;
+
 function link(out: InlineText, element: Element, writer: InlineWriter, active: number): void {
   const href = element.attribs.href;
   const url =
@@ -175,6 +178,8 @@ function link(out: InlineText, element: Element, writer: InlineWriter, active: n
   const inner = new InlineText();
   for (const child of element.children) inlineInto(inner, child, writer, active | LINK);
   let label = inner.value().replace(/\n/g, ' ');
+  // A heading's permalink (`#`, `¶`, `§` to an anchor of the page) is not content.
+  if (PERMALINK.test(label) && href.trim().startsWith('#')) return;
   if (label === '') label = escapeLabel(element.attribs['aria-label'] ?? element.attribs.title ?? '');
   if (label === '') return;
   out.inline(`[${label}](${destination(url)})`, inner.startsWithSpace, inner.endsWithSpace);

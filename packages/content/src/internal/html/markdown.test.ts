@@ -172,6 +172,13 @@ describe('markdown: inline', () => {
     );
   });
 
+  test("a heading's permalink is left out, a link to another page with the same sign is not", () => {
+    expect(md('<h2 id="setup">Setup <a href="#setup">#</a></h2><p>Text <a href="#n1">¶</a></p>')).toBe(
+      '## Setup\n\nText',
+    );
+    expect(md('<p><a href="/tags/x">#</a></p>')).toBe('[#](https://example.com/tags/x)');
+  });
+
   test('a link without text takes its aria-label, else is left out', () => {
     expect(md('<p><a href="/x" aria-label="Home"><i class="icon"></i></a><a href="/y"></a></p>')).toBe(
       '[Home](https://example.com/x)',
