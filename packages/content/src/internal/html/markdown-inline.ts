@@ -179,7 +179,7 @@ function link(out: InlineText, element: Element, writer: InlineWriter, active: n
   for (const child of element.children) inlineInto(inner, child, writer, active | LINK);
   let label = inner.value().replace(/\n/g, ' ');
   // A heading's permalink (`#`, `¶`, `§` to an anchor of the page) is not content.
-  if (PERMALINK.test(label) && href.trim().startsWith('#')) return;
+  if (PERMALINK.test(label) && href?.trim().startsWith('#')) return;
   if (label === '') label = escapeLabel(element.attribs['aria-label'] ?? element.attribs.title ?? '');
   if (label === '') return;
   out.inline(`[${label}](${destination(url)})`, inner.startsWithSpace, inner.endsWithSpace);

@@ -1,6 +1,7 @@
-import { PDFDateString, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Metadata, PageInfo } from '../document.ts';
 import { fetchedMetadata } from '../plain.ts';
+import { pdfjs } from './pdfjs.ts';
 
 /**
  * The metadata of a PDF: the page's fetch fields, `title`, `keywords` and `language` from the PDF,
@@ -8,6 +9,7 @@ import { fetchedMetadata } from '../plain.ts';
  * (ISO 8601). A field the PDF lacks is null; the HTML-only fields stay null or empty.
  */
 export async function pdfMetadata(pdf: PDFDocumentProxy, page: PageInfo): Promise<Metadata> {
+  const { PDFDateString } = await pdfjs();
   const { info, metadata: xmp } = await pdf.getMetadata();
   const fields = (info ?? {}) as Record<string, unknown>;
   const field = (name: string) => text(fields[name]);
@@ -28,8 +30,8 @@ export async function pdfMetadata(pdf: PDFDocumentProxy, page: PageInfo): Promis
     subject: field('Subject'),
     creator: field('Creator'),
     producer: field('Producer'),
-    created: isoDate(fields.CreationDate),
-    modified: isoDate(fields.ModDate),
+    created: isoDate(PDFDateString, fields.CreationDate),
+    modified: isoDate(PDFDateString, fields.ModDate),
   };
 }
 
@@ -38,9 +40,9 @@ function text(value: unknown): string | null {
 }
 
 /** A PDF date (`D:YYYYMMDDHHmmSS+HH'mm'`, its prefix sometimes missing) as ISO 8601 in UTC. */
-function isoDate(value: unknown): string | null {
+function isoDate(dates: Awaited<ReturnType<typeof pdfjs>>['PDFDateString'], value: unknown): string | null {
   if (typeof value !== 'string' || !value.trim()) return null;
   const raw = value.trim();
-  const date = PDFDateString.toDateObject(raw.startsWith('D:') ? raw : `D:${raw}`);
+  const date = dates.toDateObject(raw.startsWith('D:') ? raw : `D:${raw}`);
   return date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
 }

@@ -1,13 +1,19 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import {
-  getDocument,
-  PasswordException,
-  type PDFDocumentLoadingTask,
-  type PDFDocumentProxy,
-  VerbosityLevel,
-} from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { PDFDocumentLoadingTask, PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ContentError } from '../errors.ts';
+
+type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+let loaded: Promise<PdfJs> | null = null;
+
+/**
+ * pdf.js, loaded on the first PDF: it (and the native canvas module it brings) costs tens of MiB
+ * in every thread that imports it, and most threads never read a PDF.
+ */
+export const pdfjs = (): Promise<PdfJs> => {
+  loaded ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  return loaded;
+};
 
 // The legacy build is the one pdf.js supports in Node. There it never spawns a worker: it runs its
 // "fake worker" (pdf.worker.mjs, imported once) on the calling thread, so it works inside a
@@ -20,7 +26,6 @@ const OPTIONS = {
   cMapUrl: join(pdfjsDir, 'cmaps', '/'),
   cMapPacked: true,
   standardFontDataUrl: join(pdfjsDir, 'standard_fonts', '/'),
-  verbosity: VerbosityLevel.ERRORS,
   isEvalSupported: false,
   useSystemFonts: false,
   disableFontFace: true,
@@ -32,16 +37,17 @@ const OPTIONS = {
  * pdf.js cannot open (not a PDF, damaged, password-protected) is a ContentError.
  */
 export async function withPdf<T>(bytes: Uint8Array, use: (pdf: PDFDocumentProxy) => Promise<T>): Promise<T> {
+  const { getDocument, PasswordException, VerbosityLevel } = await pdfjs();
   let task: PDFDocumentLoadingTask | undefined;
   try {
     let pdf: PDFDocumentProxy;
     try {
       // A copy, as a plain Uint8Array (pdf.js refuses a Buffer): pdf.js takes ownership of
       // (detaches) the buffer it is given, and the caller keeps its bytes.
-      task = getDocument({ ...OPTIONS, data: new Uint8Array(bytes) });
+      task = getDocument({ ...OPTIONS, verbosity: VerbosityLevel.ERRORS, data: new Uint8Array(bytes) });
       pdf = await task.promise;
     } catch (error) {
-      throw unreadable(error);
+      throw unreadable(error, error instanceof PasswordException);
     }
     return await use(pdf);
   } finally {
@@ -49,8 +55,8 @@ export async function withPdf<T>(bytes: Uint8Array, use: (pdf: PDFDocumentProxy)
   }
 }
 
-function unreadable(error: unknown): ContentError {
-  if (error instanceof PasswordException) {
+function unreadable(error: unknown, password: boolean): ContentError {
+  if (password) {
     return new ContentError('the PDF is encrypted with a password', { cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
