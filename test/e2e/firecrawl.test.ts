@@ -87,6 +87,9 @@ afterAll(async () => {
   await prefix.cleanup();
 });
 
+/** A page's document as a crawl.page body has it. */
+type Document = { markdown?: string; metadata: Record<string, unknown> };
+
 const raw = (key = token) => ({
   get: (path: string) => request(base).get(path).set('Authorization', `Bearer ${key}`),
   post: (path: string, body: object) =>
@@ -263,7 +266,7 @@ describe('raw HTTP', () => {
 });
 
 describe('webhooks', () => {
-  it('sends crawl.started and crawl.completed in Firecrawl’s shape, signed with the account’s secret', async () => {
+  it('sends crawl.started, a crawl.page per page and crawl.completed in Firecrawl’s shape, signed with the account’s secret', async () => {
     const hits: { headers: IncomingHttpHeaders; body: string }[] = [];
     const receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -289,25 +292,40 @@ describe('webhooks', () => {
       const { id: userId } = await tdb.db.user.findUniqueOrThrow({ where: { email: 'crawler@example.com' } });
       const secret = await api.webhooks.rotateFirecrawlSecret({ userId });
       const started = await raw().post('/v2/crawl', {
-        url: `${site.url}/docs/p/1`,
-        limit: 2,
+        url: `${site.url}/docs/`,
+        limit: 3,
         sitemap: 'skip',
         webhook: { url: hook, headers: { 'X-Receiver-Token': 'r1' }, metadata: { a: 1 } },
       });
       expect(started.status).toBe(200);
-      await until(async () => hits.length >= 2, 20_000, 20);
+      await until(async () => hits.length >= 5, 20_000, 20);
+      // Nothing more comes: each page once.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       const bodies = hits.map((h) => JSON.parse(h.body) as Record<string, unknown>);
-      // Both can be queued by one fan-out pass and be delivered side by side: in either order.
-      expect(bodies.map((b) => b.type).sort()).toEqual(['crawl.completed', 'crawl.started']);
+      // Deliveries are independent: in any order.
+      expect(bodies.map((b) => b.type).sort()).toEqual([
+        'crawl.completed',
+        'crawl.page',
+        'crawl.page',
+        'crawl.page',
+        'crawl.started',
+      ]);
       for (const b of bodies)
         expect(b).toEqual({
           success: true,
           type: b.type,
           id: started.body.id,
           webhookId: expect.stringMatching(/^evt_/),
-          data: [],
+          data: b.type === 'crawl.page' ? [expect.any(Object)] : [],
           metadata: { a: 1 },
         });
+      const pages = bodies.filter((b) => b.type === 'crawl.page').map((b) => (b.data as Document[])[0]!);
+      // The index, then the first topics it links to.
+      expect(pages.map((d) => d.metadata.sourceURL).sort()).toEqual(
+        [`${site.url}/docs/`, `${site.url}/docs/p/1`, `${site.url}/docs/p/2`].sort(),
+      );
+      for (const d of pages) expect(d.markdown).toMatch(/^# (Docs|Topic \d)$/m);
+      expect(new Set(bodies.map((b) => b.webhookId)).size).toBe(5);
       for (const h of hits) {
         const signature = `sha256=${createHmac('sha256', secret).update(h.body).digest('hex')}`;
         expect(h.headers['x-firecrawl-signature']).toBe(signature);

@@ -12,7 +12,12 @@ export {
   type StatusBody,
 } from './internal/bodies.ts';
 export { parseCrawlRequest } from './internal/crawl-request.ts';
-export { type DocumentOptions, type FirecrawlDocument, firecrawlDocument } from './internal/document.ts';
+export {
+  type DocumentOptions,
+  type FirecrawlDocument,
+  firecrawlDocument,
+  firecrawlFormats,
+} from './internal/document.ts';
 export { UNSUPPORTED_ENDPOINTS, type UnsupportedEndpoint, unsupportedMessage } from './internal/endpoints.ts';
 export { batchScrapeJob, crawlJob, mapJob, scrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';

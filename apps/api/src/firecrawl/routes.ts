@@ -1,4 +1,4 @@
-import type { CreateJobInput, FormatName } from '@scrapejobs/contracts';
+import type { CreateJobInput } from '@scrapejobs/contracts';
 import {
   AppError,
   type CompatRun,
@@ -12,9 +12,9 @@ import {
   crawlJob,
   crawlStatus,
   errorBody,
-  type FirecrawlFormat,
   type FirecrawlVersion,
   firecrawlDocument,
+  firecrawlFormats,
   type MapLink,
   mapBody,
   mapJob,
@@ -49,15 +49,6 @@ export interface FirecrawlDeps {
 const STATUS_PAGE = 100;
 /** URLs read for a map's answer at most. */
 const MAP_URLS_READ = 100_000;
-
-/** This service's formats back in Firecrawl's names (metadata is always in a Firecrawl document). */
-const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
-  markdown: 'markdown',
-  html: 'html',
-  raw_html: 'rawHtml',
-  links: 'links',
-  screenshot: 'screenshot',
-};
 
 type Handler = (req: Request, version: FirecrawlVersion, principal: Principal) => Promise<[number, unknown]>;
 
@@ -255,7 +246,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = run.formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []);
+    const formats = firecrawlFormats(run.formats);
     const data = page.items.map((doc, i) =>
       firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
     );

@@ -61,7 +61,7 @@ describe('a Firecrawl webhook of a crawl or batch', () => {
         url: PUBLIC_HOOK,
         style: 'firecrawl',
         eventPrefix: 'crawl',
-        events: ['job.started'],
+        events: ['job.started', 'firecrawl.page'],
         headers: { 'X-A': '1' },
         metadata: { a: 1 },
         active: true,
@@ -75,7 +75,7 @@ describe('a Firecrawl webhook of a crawl or batch', () => {
     const batchHook = await tdb.db.webhook.findFirstOrThrow({ where: { jobId: batchRun.jobId } });
     expect([batchHook.eventPrefix, batchHook.events]).toEqual([
       'batch_scrape',
-      ['job.started', 'job.completed', 'job.failed'],
+      ['job.started', 'firecrawl.page', 'job.completed', 'job.failed'],
     ]);
     const listed = await alice.get('/webhooks');
     expect(listed.status).toBe(200);

@@ -1,4 +1,4 @@
-import type { DocumentView } from '@scrapejobs/contracts';
+import type { DocumentView, FormatName } from '@scrapejobs/contracts';
 import type { ActionOutputs, FirecrawlFormat, FirecrawlVersion } from './types.ts';
 
 /** Firecrawl's Document, as much of it as this service fills. */
@@ -28,6 +28,19 @@ export interface DocumentOptions {
   /** The `screenshot` and `scrape` actions asked for (ScrapeOptions.actionOutputs). */
   actions?: ActionOutputs | undefined;
 }
+
+/** This service's formats in Firecrawl's names (metadata is always in a Firecrawl document). */
+const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
+  markdown: 'markdown',
+  html: 'html',
+  raw_html: 'rawHtml',
+  links: 'links',
+  screenshot: 'screenshot',
+};
+
+/** A job's formats as the Firecrawl formats a document of it shows. */
+export const firecrawlFormats = (formats: readonly FormatName[]): FirecrawlFormat[] =>
+  formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []);
 
 /** og:* properties Firecrawl names itself (key without the prefix → Firecrawl's name). */
 const OG_NAMES: Readonly<Record<string, string>> = {

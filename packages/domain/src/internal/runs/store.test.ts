@@ -3,6 +3,7 @@ import { newId } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
 import { recordCount, storedRecords } from '../../../../../test/support/records.ts';
+import { jobWebhookRow } from '../webhooks/firecrawl.ts';
 import { type ClaimedUrl, Frontier } from './frontier.ts';
 import { type FoundUrl, type PageRows, RunStore, type UrlOutcome } from './store.ts';
 
@@ -378,5 +379,69 @@ describe('RunStore', () => {
     );
     const stored = await storedRecords(tdb.db, runId);
     expect(stored.map((r) => r.urlIndex)).toEqual([0, 0, 2, 2]);
+  });
+});
+
+describe('RunStore page events', () => {
+  /** The job's Firecrawl webhook, asking for `events`. */
+  async function watch(jobId: string, events: ('started' | 'page' | 'completed' | 'failed')[]) {
+    const webhook = { url: 'https://93.184.215.14/hook', headers: {}, metadata: {}, events };
+    const row = jobWebhookRow(
+      { userId, mode: 'test' },
+      jobId,
+      { webhook, prefix: 'crawl', field: 'webhook' },
+      new Date(),
+    );
+    await tdb.db.webhook.create({ data: row });
+  }
+  const pageEventsOf = async (jobId: string) =>
+    (await tdb.db.event.findMany({ where: { jobId, kind: 'firecrawl.page' } }))
+      .map((e) => e.data as { seq: number })
+      .sort((a, b) => a.seq - b.seq);
+
+  it('writes one event per page stored successfully when the job’s Firecrawl webhook asks for page', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-3]');
+    await watch(jobId, ['started', 'page']);
+    const [a, b, c] = await frontier.claim(runId, 3, LEASE_MS);
+    const batch = { pages: [rowsOf(a!), rowsOf(c!)], outcomes: [ok(a!), failed(b!), ok(c!)], found: [] };
+    await tdb.db.runScreenshot.create({ data: { runId, seq: c!.seq, png: Buffer.from('png') } });
+    expect(await store.saveBatch(runId, batch)).toBe(0);
+    const events = await tdb.db.event.findMany({ where: { jobId, kind: 'firecrawl.page' } });
+    expect(events.every((e) => e.userId === userId && e.mode === 'test' && /^evt_/.test(e.id))).toBe(true);
+    expect(await pageEventsOf(jobId)).toEqual([
+      { run_id: runId, seq: 0, url: 'https://example.com/1', screenshot_url: null },
+      {
+        run_id: runId,
+        seq: 2,
+        url: 'https://example.com/3',
+        screenshot_url: `https://scrape.example.com/jobs/${jobId}/runs/${runId}/screenshots/2`,
+      },
+    ]);
+    // The same outcomes stored again are not written again, nor are their events.
+    expect(await store.saveBatch(runId, batch)).toBe(3);
+    expect(await pageEventsOf(jobId)).toHaveLength(2);
+  });
+
+  it('writes none for a worker that lost its claim, nor for a job whose webhook does not ask for page', async () => {
+    const watched = await runningRun('https://example.com/a');
+    await watch(watched.jobId, ['page']);
+    const [first] = await frontier.claim(watched.runId, 1, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    const taken = await frontier.takeOver(watched.runId, LEASE_MS);
+    expect(await store.saveBatch(watched.runId, { pages: [], outcomes: [ok(first!, 0)], found: [] })).toBe(1);
+    expect(await pageEventsOf(watched.jobId)).toEqual([]);
+    await store.saveBatch(watched.runId, { pages: [], outcomes: [ok(taken!, 0)], found: [] });
+    expect((await pageEventsOf(watched.jobId)).map((e) => e.seq)).toEqual([0]);
+
+    const notPages = await runningRun('https://example.com/[1-2]');
+    await watch(notPages.jobId, ['started', 'completed', 'failed']);
+    const plain = await runningRun('https://example.com/[1-2]');
+    for (const { runId } of [notPages, plain]) {
+      const urls = await frontier.claim(runId, 2, LEASE_MS);
+      await store.saveBatch(runId, { pages: [], outcomes: urls.map((u) => ok(u, 0)), found: [] });
+      expect((await runOf(runId)).successfulUrls).toBe(2);
+    }
+    expect(await pageEventsOf(notPages.jobId)).toEqual([]);
+    expect(await pageEventsOf(plain.jobId)).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 import type { FailureCode } from '@scrapejobs/contracts';
 import type { Database, JobModel, RunModel } from '@scrapejobs/db';
-import { newRecordIdBase, Prisma } from '@scrapejobs/db';
+import { newId, newRecordIdBase, Prisma } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
 import { type RunFailure, toRun } from '../model.ts';
 import { outboxEvent } from '../outbox.ts';
+import { FIRECRAWL_PAGE_EVENT } from '../webhooks/firecrawl.ts';
 import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
 import { type RunSettings, settingsOf } from './settings.ts';
 
@@ -115,6 +116,12 @@ interface PageColumns {
   data: string;
 }
 
+/** Runs whose answer to "does a Firecrawl webhook want its pages?" is kept, at most. */
+const WATCHED_RUNS_KEPT = 10_000;
+
+/** What #writeBatch wrote: how many outcomes, and the seqs of the pages stored successfully. */
+const NOTHING_WRITTEN = { written: 0, pages: [] as number[] };
+
 /** How a run ended, from what is stored: every worker that worked on it counted. */
 export interface RunEnding {
   status: 'success' | 'failed';
@@ -128,6 +135,11 @@ export interface RunEnding {
 export class RunStore {
   readonly #db: Database;
   readonly #publicBaseUrl: string;
+  /**
+   * Per run, its job's id when the job has an active Firecrawl webhook asking for `page`, else
+   * null. Kept for the run's life: the webhook is stored before its run starts, never after.
+   */
+  readonly #pagesWatched = new Map<string, string | null>();
 
   constructor(db: Database, publicBaseUrl: string) {
     this.#db = db;
@@ -149,7 +161,8 @@ export class RunStore {
    * Stores a batch in one transaction, with the run's row locked: each outcome only if its URL is
    * still claimed under the same claim (a worker that lost it to a take-over writes nothing), the
    * records of the pages whose outcome was written (a page's records as one row of result_pages),
-   * the URLs they found that the run does not have yet, and the run's counts. A run paused
+   * the URLs they found that the run does not have yet, and the run's counts, with a page event
+   * for each page stored successfully when a Firecrawl webhook wants its pages. A run paused
    * meanwhile still counts the pages it finished; an ended one is left as it is.
    *
    * A value PostgreSQL refuses fails only its own page: the batch is stored again URL by URL, and
@@ -211,11 +224,14 @@ export class RunStore {
         text: `SELECT status FROM runs WHERE id = $1 AND status IN ('running', 'cancelled') FOR UPDATE`,
         values: [runId],
       });
-      const written =
-        locked.rowCount === 0 ? 0 : await this.#writeBatch(client, runId, outcomes, found, rows);
+      const { written, pages: succeeded } =
+        locked.rowCount === 0
+          ? NOTHING_WRITTEN
+          : await this.#writeBatch(client, runId, outcomes, found, rows);
       if (written > 0 && screenshots.length > 0)
         await this.#writeScreenshots(client, runId, outcomes, screenshots);
       if (written > 0 && documents.length > 0) await this.#writeDocuments(client, runId, outcomes, documents);
+      if (succeeded.length > 0) await this.#writePageEvents(client, runId, succeeded);
       // A paused job shows the records of the run it cancelled, those stored after the pause too.
       if (written > 0 && locked.rows[0]?.status === 'cancelled')
         await client.query({
@@ -232,6 +248,59 @@ export class RunStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * The page events of the pages this batch stored successfully (`seqs`), when the run's job has
+   * a Firecrawl webhook asking for `page`: in the batch's transaction, so a batch stored again
+   * (its outcomes no longer written) or rolled back makes none, and each page's document and
+   * screenshot are there when its event is.
+   */
+  async #writePageEvents(client: PoolClient, runId: string, seqs: readonly number[]): Promise<void> {
+    const jobId = await this.#jobWatchingPages(client, runId);
+    if (jobId === null) return;
+    const now = new Date();
+    await client.query({
+      name: 'runs-page-events',
+      text: `INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
+             SELECT $4 || upper(substr(md5(gen_random_uuid()::text), 1, 16)), j.user_id, j.mode, j.id, $5,
+                    jsonb_build_object('run_id', $1::text, 'seq', u.seq, 'url', u.url, 'screenshot_url',
+                                       CASE WHEN s.seq IS NOT NULL THEN $6::text || u.seq END),
+                    $7::timestamp(3)
+               FROM run_urls u
+               JOIN jobs j ON j.id = $2
+               LEFT JOIN run_screenshots s ON s.run_id = u.run_id AND s.seq = u.seq
+              WHERE u.run_id = $1 AND u.seq = ANY($3::int[])
+              ORDER BY u.seq`,
+      values: [
+        runId,
+        jobId,
+        seqs,
+        // Ids shaped as newId('evt') makes them: creation time, then 16 random characters.
+        newId('evt', now.getTime()).slice(0, 'evt_'.length + 10),
+        FIRECRAWL_PAGE_EVENT,
+        `${this.#publicBaseUrl}/jobs/${jobId}/runs/${runId}/screenshots/`,
+        wallTime(now),
+      ],
+    });
+  }
+
+  /** The run's job id if a Firecrawl webhook of it asks for `page`, else null; asked once per run. */
+  async #jobWatchingPages(client: PoolClient, runId: string): Promise<string | null> {
+    const known = this.#pagesWatched.get(runId);
+    if (known !== undefined) return known;
+    const { rows } = await client.query<{ job_id: string }>({
+      name: 'runs-pages-watched',
+      text: `SELECT r.job_id FROM runs r
+              WHERE r.id = $1 AND EXISTS (SELECT 1 FROM webhooks w WHERE w.job_id = r.job_id AND w.active
+                                            AND w.style = 'firecrawl' AND $2 = ANY(w.events))`,
+      values: [runId, FIRECRAWL_PAGE_EVENT],
+    });
+    const jobId = rows[0]?.job_id ?? null;
+    if (this.#pagesWatched.size >= WATCHED_RUNS_KEPT)
+      this.#pagesWatched.delete(this.#pagesWatched.keys().next().value!);
+    this.#pagesWatched.set(runId, jobId);
+    return jobId;
   }
 
   /** The screenshots of the URLs whose outcome this batch wrote (under this claim). */
@@ -294,8 +363,8 @@ export class RunStore {
     outcomes: readonly UrlOutcome[],
     found: readonly FoundUrl[],
     rows: PageColumns,
-  ): Promise<number> {
-    const { rows: saved } = await client.query<{ written: number }>({
+  ): Promise<{ written: number; pages: number[] }> {
+    const { rows: saved } = await client.query<{ written: number; pages: number[] }>({
       name: 'runs-save-batch',
       text: `WITH r AS (
                SELECT r.id, r.status, r.next_seq, ${MAX_PAGES} + ${ACCEPTED_BEYOND_MAX_PAGES} - r.total_urls AS room
@@ -354,7 +423,8 @@ export class RunStore {
                THEN (SELECT jsonb_build_object('index', seq, 'code', error_code, 'message', error_message) FROM lowest)
                ELSE first_failure END
            WHERE id = $1
-           RETURNING (SELECT count(*) FROM done)::int AS written`,
+           RETURNING (SELECT count(*) FROM done)::int AS written,
+                     ARRAY(SELECT seq FROM done WHERE kind = 'page' AND status = 'success' ORDER BY seq) AS pages`,
       values: [
         runId,
         outcomes.map((o) => o.seq),
@@ -379,7 +449,7 @@ export class RunStore {
         found.map((f) => f.parentSeq),
       ],
     });
-    return saved[0]?.written ?? 0;
+    return saved[0] ?? NOTHING_WRITTEN;
   }
 
   /**

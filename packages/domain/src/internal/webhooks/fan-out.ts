@@ -9,7 +9,13 @@ import { newId } from '@scrapejobs/db';
 import type { Logger } from '@scrapejobs/logging';
 import type pg from 'pg';
 import { type DeliveryEntry, entryId } from './entries.ts';
-import { firecrawlBody, isFirecrawlSourceKind } from './firecrawl.ts';
+import {
+  FIRECRAWL_PAGE_EVENT,
+  type FirecrawlSourceKind,
+  firecrawlBody,
+  isFirecrawlSourceKind,
+} from './firecrawl.ts';
+import { pageDocuments } from './firecrawl-page.ts';
 
 // Columns are TIMESTAMP(3) holding UTC (as Prisma writes them): convert explicitly, whatever the
 // session or process time zone.
@@ -30,6 +36,29 @@ interface EventRow {
 }
 
 const SUBSCRIBABLE = new Set<string>(WEBHOOK_EVENTS);
+
+/** Page events whose documents are read at once (each up to a few MiB unpacked). */
+const PAGES_AT_ONCE = 16;
+
+interface JobWebhookRow {
+  id: string;
+  job_id: string;
+  events: string[];
+  event_prefix: string;
+  metadata: unknown;
+}
+
+interface JobScopedRow {
+  webhookId: string;
+  eventId: string;
+  type: string;
+  body: string;
+}
+
+function jobScopedRow(w: JobWebhookRow, e: EventRow, documents: readonly unknown[]): JobScopedRow {
+  const event = { id: e.id, kind: e.kind as FirecrawlSourceKind, data: e.data };
+  return { webhookId: w.id, eventId: e.id, ...firecrawlBody(w.event_prefix, event, w.metadata, documents) };
+}
 
 /**
  * Turns outbox events into deliveries, exactly once per (webhook, event), and queues them.
@@ -134,32 +163,39 @@ export class OutboxFanOut {
   /**
    * The deliveries of job-scoped webhooks (a crawl's or batch's Firecrawl `webhook`, docs/api.md
    * §18): only their own job's events, each with a Firecrawl body built from the event and the
-   * webhook's metadata. Inserted and returned as #createDeliveries does, so exactly once too.
+   * webhook's metadata (and a page event's from its page's document). Inserted and returned as
+   * #createDeliveries does, so exactly once too.
    */
   async #jobScopedDeliveries(events: EventRow[]): Promise<DeliveryEntry[]> {
     if (events.length === 0) return [];
-    const { rows: webhooks } = await this.#pool.query<{
-      id: string;
-      job_id: string;
-      events: string[];
-      event_prefix: string;
-      metadata: unknown;
-    }>(
+    const { rows: webhooks } = await this.#pool.query<JobWebhookRow>(
       `SELECT id, job_id, events, event_prefix, metadata FROM webhooks
        WHERE job_id = ANY($1) AND active AND style = 'firecrawl'`,
       [[...new Set(events.map((e) => e.job_id))]],
     );
-    const rows = events.flatMap(({ id, job_id, kind, data }) =>
-      isFirecrawlSourceKind(kind)
-        ? webhooks
-            .filter((w) => w.job_id === job_id && w.events.includes(kind))
-            .map((w) => ({
-              webhookId: w.id,
-              eventId: id,
-              ...firecrawlBody(w.event_prefix, { id, kind, data }, w.metadata),
-            }))
-        : [],
+    const matches = (e: EventRow) =>
+      webhooks.filter((w) => w.job_id === e.job_id && w.events.includes(e.kind));
+    const wanted = events.filter((e) => matches(e).length > 0);
+    const entries = await this.#insertJobScoped(
+      wanted
+        .filter((e) => e.kind !== FIRECRAWL_PAGE_EVENT)
+        .flatMap((e) => matches(e).map((w) => jobScopedRow(w, e, []))),
     );
+    // A page's document can be large: a few pages at a time are read, turned into bodies and stored.
+    const pages = wanted.filter((e) => e.kind === FIRECRAWL_PAGE_EVENT);
+    for (let i = 0; i < pages.length; i += PAGES_AT_ONCE) {
+      const chunk = pages.slice(i, i + PAGES_AT_ONCE);
+      const documents = await pageDocuments(this.#pool, chunk);
+      entries.push(
+        ...(await this.#insertJobScoped(
+          chunk.flatMap((e) => matches(e).map((w) => jobScopedRow(w, e, [documents.get(e.id)]))),
+        )),
+      );
+    }
+    return entries;
+  }
+
+  async #insertJobScoped(rows: JobScopedRow[]): Promise<DeliveryEntry[]> {
     if (rows.length === 0) return [];
     const now = this.#now();
     const { rows: inserted } = await this.#pool.query<{ id: string }>(

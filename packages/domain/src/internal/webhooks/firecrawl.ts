@@ -26,14 +26,30 @@ export interface JobWebhook {
   field: string;
 }
 
-/** This service's events that have a Firecrawl counterpart (`page` has none yet). */
+/**
+ * Outbox row kind (never subscribable by a native webhook) of a page of a run whose job has a
+ * Firecrawl webhook asking for `page`: written by RunStore with the page's outcome, data
+ * `PageEventData`.
+ */
+export const FIRECRAWL_PAGE_EVENT = 'firecrawl.page';
+
+/** A page event's data: the page, and its screenshot's URL when it has one. */
+export interface PageEventData {
+  run_id: string;
+  seq: number;
+  url: string;
+  screenshot_url: string | null;
+}
+
+/** This service's events (and the page event) that have a Firecrawl counterpart. */
 const FIRECRAWL_EVENT_OF = {
   'job.started': 'started',
+  [FIRECRAWL_PAGE_EVENT]: 'page',
   'job.completed': 'completed',
   'job.failed': 'failed',
 } as const;
 
-type FirecrawlSourceKind = keyof typeof FIRECRAWL_EVENT_OF;
+export type FirecrawlSourceKind = keyof typeof FIRECRAWL_EVENT_OF;
 
 export const isFirecrawlSourceKind = (kind: string): kind is FirecrawlSourceKind =>
   Object.hasOwn(FIRECRAWL_EVENT_OF, kind);
@@ -93,12 +109,14 @@ export function jobWebhookRow(
 
 /**
  * A delivery's body in Firecrawl's shape `{success, type, id, webhookId, data, metadata, error}`:
- * `id` the run id (the compatible API's id), `webhookId` the event id (the same on every retry).
+ * `id` the run id (the compatible API's id), `webhookId` the event id (the same on every retry),
+ * `data` the page's document for a page event, else empty.
  */
 export function firecrawlBody(
   prefix: string,
   event: { id: string; kind: FirecrawlSourceKind; data: unknown },
   metadata: unknown,
+  documents: readonly unknown[] = [],
 ): { type: string; body: string } {
   const data = (event.data ?? {}) as { run_id?: string; error?: { message?: string } };
   const type = `${prefix}.${FIRECRAWL_EVENT_OF[event.kind]}`;
@@ -108,7 +126,7 @@ export function firecrawlBody(
     type,
     id: data.run_id ?? null,
     webhookId: event.id,
-    data: [],
+    data: documents,
     metadata: metadata ?? {},
     ...(failed && { error: data.error?.message ?? 'The job failed.' }),
   };
