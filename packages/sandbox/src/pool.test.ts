@@ -76,6 +76,21 @@ describe('SandboxPool', () => {
     expect(await p.run('alice', { kind: 'echo', value: 'after' })).toBe('after');
   });
 
+  it("starts a task's clock once its thread's code is loaded, not when the task is sent", async () => {
+    const p = new SandboxPool<unknown, unknown>({
+      entry: new URL('../../../test/fixtures/slow-sandbox-thread.ts', import.meta.url),
+      threads: 1,
+      timeLimitMs: 500,
+      graceMs: 0,
+      memoryMb: 64,
+      workerData: { loadMs: 1_000 },
+    });
+    pools.push(p);
+    // Sent at once, while the thread loads for a second: it runs 300 ms of its 500.
+    await expect(p.run('alice', { kind: 'sleep', ms: 300 })).resolves.toBe('slept');
+    await expect(p.run('alice', { kind: 'spin' })).rejects.toMatchObject({ limit: 'time' });
+  });
+
   it('ends a thread past its heap limit with a memory error, and the process lives on', async () => {
     const ended: string[] = [];
     const p = new SandboxPool<unknown, unknown>({

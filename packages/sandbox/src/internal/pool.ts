@@ -73,7 +73,15 @@ interface Thread {
   /** Settles once the thread's code is loaded, or it ended. */
   ready: Promise<void>;
   loaded: () => void;
+  /** Its code is loaded: a task's clock runs from when it is sent. */
+  isLoaded: boolean;
 }
+
+/**
+ * What a thread still loading its code gets beyond a task's limits: a task waiting for the load
+ * is not running yet (the clock starts again once it is loaded); a load that hangs still ends.
+ */
+const LOAD_ALLOWANCE_MS = 10_000;
 
 /**
  * A pool of worker threads that run untrusted work (a user's queries on a user's page) off the
@@ -282,10 +290,25 @@ export class SandboxPool<In, Out> {
     worker.unref();
     const slot = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const { promise: ready, resolve: loaded } = Promise.withResolvers<void>();
-    const thread: Thread = { worker, sent: [], slot, timer: null, ending: null, ready, loaded };
+    const thread: Thread = {
+      worker,
+      sent: [],
+      slot,
+      timer: null,
+      ending: null,
+      ready,
+      loaded,
+      isLoaded: false,
+    };
     this.#threads.add(thread);
     worker.on('message', (reply: ReplyMessage) => {
-      if ('ready' in reply) return thread.loaded();
+      if ('ready' in reply) {
+        thread.isLoaded = true;
+        thread.loaded();
+        // The first task's clock starts now: the load was not its time.
+        if (thread.sent.length > 0) this.#begin(thread);
+        return;
+      }
       const sent = thread.sent.shift();
       if (!sent) return;
       if (thread.timer) clearTimeout(thread.timer);
@@ -313,9 +336,10 @@ export class SandboxPool<In, Out> {
   /** Starts the clock of the thread's first task. */
   #begin(thread: Thread): void {
     const { timeLimitMs, graceMs } = this.#options;
+    if (thread.timer) clearTimeout(thread.timer);
     thread.timer = setTimeout(
       () => this.#end(thread, 'time', `exceeded its time limit of ${timeLimitMs} ms`),
-      timeLimitMs + graceMs,
+      timeLimitMs + graceMs + (thread.isLoaded ? 0 : LOAD_ALLOWANCE_MS),
     );
   }
 
