@@ -35,7 +35,10 @@
  * Run: `pnpm exec node bench/fleet.ts [--rounds 1] [--crawlee disk,memory] [--max-concurrency 32]
  *       [--log-level info] [--cpu-prof <dir>] [--no-production-flags]
  *       [--worker-node-options=--max-old-space-size=256]
- *       [--no-wait] [--json-out <file>]`
+ *       [--no-wait] [--json-out <file>] [--formats markdown,metadata]`
+ * `--formats` makes the jobs keep each page's document (docs/api.md §17) instead of records: no
+ * queries, every run must end success with 100 URLs and no records; the summary adds the stored
+ * documents' sizes.
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
  */
