@@ -291,6 +291,8 @@ describe(`the run engine under worker kills and PostgreSQL outages (§16a, §21;
         counts: [run.successfulUrls, run.failedUrls, run.skippedUrls, run.totalUrls],
       });
     }
+    // A URL that failed is explained by when the kills and outages came.
+    if (seen.some((run) => run.failed.length > 0)) console.error(JSON.stringify(timeline, null, 1));
     expect(seen).toEqual(
       runs.map((plan) => ({
         run: plan.name,

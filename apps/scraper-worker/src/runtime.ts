@@ -12,6 +12,7 @@ import { PageExtractor } from './extract/extractor.ts';
 import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
+import { AloneLedger } from './run/alone-ledger.ts';
 import { Analyst } from './run/analyst.ts';
 import { Dispatcher } from './run/dispatcher.ts';
 import { UrlLeases } from './run/url-leases.ts';
@@ -57,6 +58,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     {
       store: new RunStore(db, config.PUBLIC_BASE_URL),
       frontier: new Frontier(db),
+      aloneLedger: new AloneLedger(redis, config.QUEUE_PREFIX),
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
       extractor,
       leases,

@@ -252,7 +252,9 @@ export class Dispatcher {
       if (places.length === 0) await this.#frontier.postpone(state.runId, NO_PLACE_DELAY_MS);
       if (places.length > 0) {
         if (takeOver) {
-          const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs);
+          const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs, (lost) =>
+            this.#deps.aloneLedger.hasEnded(state.runId, lost),
+          );
           urls = url ? [url] : [];
         } else urls = await this.#frontier.claim(state.runId, places.length, this.#options.leaseMs);
       }

@@ -8,6 +8,7 @@ import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type { Alone, DocumentSpec, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
+import type { AloneLedger } from './alone-ledger.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
 import { type LoadedPage, type PageLoaderDeps, RunFetching } from './page-loader.ts';
@@ -28,6 +29,8 @@ export interface RunObserver {
 export interface WorkDeps extends PageLoaderDeps {
   store: RunStore;
   frontier: Frontier;
+  /** Alone extractions that ended while PostgreSQL was unreachable (§16a). */
+  aloneLedger: AloneLedger;
   limiter: JobRateLimiter;
   extractor: PageExtractor;
   /** RUN_TIMEOUT_MS: a run that takes longer, from its start, fails with TIMEOUT. */
@@ -317,8 +320,15 @@ export class RunWork {
           ? frontier.markAlone(this.runId, url, true)
           : // The extraction is done: a failure here must not lose it. Storing its outcome, or
             // giving the URL back, clears the mark too.
-            frontier.markAlone(this.runId, url, false).catch((err: Error) => {
+            frontier.markAlone(this.runId, url, false).catch(async (err: Error) => {
+              // Until it is cleared, a kill of this worker would blame the URL: Redis says it ended.
               this.#log.warn({ url: url.url, err: err.message }, 'could not clear the alone mark yet');
+              await this.#deps.aloneLedger.ended(this.runId, url).catch((ledgerErr: Error) => {
+                this.#log.warn(
+                  { url: url.url, err: ledgerErr.message },
+                  'could not note the alone extraction ended',
+                );
+              });
             }),
     };
   }

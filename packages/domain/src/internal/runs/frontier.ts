@@ -213,22 +213,34 @@ export class Frontier {
 
   /**
    * Takes over the first URL of a running run whose lease ran out: its worker died or was held up.
-   * The URL is blamed for the death when that worker was parsing or extracting it alone (`alone`).
+   * The URL is blamed for the death when that worker was parsing or extracting it alone, unless
+   * `ended` knows that extraction had ended (its mark could not be cleared in time).
    */
-  async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
+  async takeOver(
+    runId: string,
+    leaseMs: number,
+    ended?: (url: { seq: number; claims: number }) => Promise<boolean>,
+  ): Promise<ClaimedUrl | null> {
     return this.#locked<ClaimedUrl | null>(runId, null, async (client) => {
+      const { rows: lost } = await client.query<{ seq: number; claims: number; alone: boolean }>({
+        name: 'frontier-lost-url',
+        text: `SELECT seq, claims, alone_claim IS NOT DISTINCT FROM claims AS alone FROM run_urls
+                WHERE run_id = $1 AND status = 'active' AND lease_until < ${NOW}
+                ORDER BY seq LIMIT 1`,
+        values: [runId],
+      });
+      const url = lost[0];
+      if (!url) return null;
+      const alone = url.alone && !(await ended?.(url));
       const { rows } = await client.query<ClaimedUrl>({
         name: 'frontier-take-over',
-        text: `WITH lost AS MATERIALIZED (
-                 SELECT u.seq FROM run_urls u
-                  WHERE u.run_id = $1 AND u.status = 'active' AND u.lease_until < ${NOW}
-                  ORDER BY u.seq LIMIT 1)
-             UPDATE run_urls u SET claims = u.claims + 1, crashes = u.crashes + 1,
-                                   blamed = u.blamed OR u.alone_claim IS NOT DISTINCT FROM u.claims, alone_claim = NULL,
-                                   lease_until = ${NOW} + ${ms('$2')}
-               FROM lost WHERE u.run_id = $1 AND u.seq = lost.seq AND u.status = 'active'
+        text: `UPDATE run_urls u SET claims = u.claims + 1, crashes = u.crashes + 1,
+                                   blamed = u.blamed OR $4, alone_claim = NULL,
+                                   lease_until = ${NOW} + ${ms('$3')}
+                WHERE u.run_id = $1 AND u.seq = $2 AND u.claims = $5 AND u.status = 'active'
+                  AND u.lease_until < ${NOW}
              RETURNING ${RETURNING_CLAIMED}`,
-        values: [runId, leaseMs],
+        values: [runId, url.seq, leaseMs, alone, url.claims],
       });
       return rows[0] ?? null;
     });
