@@ -35,10 +35,12 @@
  * Run: `pnpm exec node bench/fleet.ts [--rounds 1] [--crawlee disk,memory] [--max-concurrency 32]
  *       [--log-level info] [--cpu-prof <dir>] [--no-production-flags]
  *       [--worker-node-options=--max-old-space-size=256]
- *       [--no-wait] [--json-out <file>] [--formats markdown,metadata]`
+ *       [--no-wait] [--json-out <file>] [--formats markdown,metadata] [--host-max-concurrency 8]`
  * `--formats` makes the jobs keep each page's document (docs/api.md §17) instead of records: no
  * queries, every run must end success with 100 URLs and no records; the summary adds the stored
- * documents' sizes.
+ * documents' sizes. `--host-max-concurrency` sets the worker's HOST_MAX_CONCURRENCY (docs/api.md
+ * §19; default 8: the site is one host, so at most 8 of the worker's 32 fetches are in flight);
+ * 1000 turns the bound off in effect, for the cost of politeness.
  * Env: BENCH_ADMIN_DATABASE_URL (postgresql://root@127.0.0.1:5432/postgres), REDIS_URL.
  * Prints a JSON summary, then a Markdown table.
  */
@@ -62,6 +64,7 @@ const args = support.parseOptions({
   'worker-node-options': '',
   'no-production-flags': false,
   formats: '',
+  'host-max-concurrency': '',
 });
 
 const WORKER_FLAGS = [
@@ -473,6 +476,7 @@ async function main() {
     prefix: PREFIX,
     logLevel: LOG_LEVEL,
     worker: {
+      ...(args['host-max-concurrency'] && { HOST_MAX_CONCURRENCY: args['host-max-concurrency'] }),
       BENCH_MEMWATCH_FILE: MEMWATCH_FILE,
       NODE_OPTIONS: [
         support.memwatchFlag(),
@@ -534,6 +538,7 @@ async function main() {
       formats: FORMATS,
       scraper_concurrency: 'default (4)',
       run_url_concurrency: 'default (8)',
+      host_max_concurrency: args['host-max-concurrency'] || 'default (8)',
       log_level: LOG_LEVEL,
       crawlee_max_concurrency: MAX_CONCURRENCY,
       rounds: ROUNDS,

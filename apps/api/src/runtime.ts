@@ -17,9 +17,22 @@ import {
   WebhooksService,
 } from '@scrapejobs/domain';
 import { createLogger, type Logger } from '@scrapejobs/logging';
-import { createRegistry, Gauge, type Registry, registerQueueMetrics } from '@scrapejobs/observability';
+import {
+  Counter,
+  createRegistry,
+  Gauge,
+  type Registry,
+  registerQueueMetrics,
+} from '@scrapejobs/observability';
 import { secretBoxOf } from '@scrapejobs/outbound';
-import { createQueue, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
+import {
+  createQueue,
+  hostCountsKey,
+  pausedHostsKey,
+  redisConnections,
+  runCancelChannel,
+  runStartChannel,
+} from '@scrapejobs/queues';
 import type express from 'express';
 import type { Redis } from 'ioredis';
 import { type ApiServices, createApp } from './app.ts';
@@ -124,6 +137,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const registry = createRegistry('api');
   registerQueueMetrics(registry, [ticks]);
   registerFrontierMetrics(registry, db);
+  registerHostMetrics(registry, redis, config.QUEUE_PREFIX);
   const compiler = new QueryCompiler();
   const app = createApp({
     config,
@@ -221,15 +235,53 @@ function registerFrontierMetrics(registry: Registry, db: Database): void {
   });
   new Gauge({
     name: 'scrape_results_bytes',
-    help: "Disk used by stored runs' data, by table (with its indexes and TOAST): result_pages, run_urls, run_changes, run_screenshots, run_documents.",
+    help: "Disk used by stored runs' data, by table (with its indexes and TOAST): result_pages, run_urls, run_changes, run_screenshots, run_documents, and page_validators (what jobs keep to tell unchanged pages).",
     labelNames: ['table'] as const,
     registers: [registry],
     async collect() {
       const { rows } = await db.pool.query<{ name: string; bytes: string }>(
         `SELECT t AS name, pg_total_relation_size(t::regclass)::text AS bytes
-           FROM unnest(ARRAY['result_pages', 'run_urls', 'run_changes', 'run_screenshots', 'run_documents']) AS t`,
+           FROM unnest(ARRAY['result_pages', 'run_urls', 'run_changes', 'run_screenshots', 'run_documents',
+                             'page_validators']) AS t`,
       );
       for (const row of rows) this.set({ table: row.name }, Number(row.bytes));
+    },
+  });
+}
+
+/** Politeness toward target hosts across the fleet (docs/api.md §19), as the workers count it in Redis. */
+function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): void {
+  const counts = async () => {
+    const fields = await redis.hgetall(hostCountsKey(prefix));
+    return (field: string) => Number(fields[field] ?? 0);
+  };
+  new Counter({
+    name: 'host_waits_total',
+    help: 'Requests that waited for a place at their target host or for its pause to end, fleet-wide.',
+    registers: [registry],
+    async collect() {
+      const count = await counts();
+      this.reset();
+      this.inc(count('waits'));
+    },
+  });
+  new Counter({
+    name: 'host_backoffs_total',
+    help: 'Answers 429 or 503 that paused their target host for the fleet, by status.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    async collect() {
+      const count = await counts();
+      this.reset();
+      for (const reason of ['429', '503']) this.inc({ reason }, count(`backoffs:${reason}`));
+    },
+  });
+  new Gauge({
+    name: 'host_backoff_hosts',
+    help: 'Target hosts paused now after a 429 or 503 answer, fleet-wide.',
+    registers: [registry],
+    async collect() {
+      this.set(await redis.zcount(pausedHostsKey(prefix), `(${Date.now()}`, '+inf'));
     },
   });
 }

@@ -44,6 +44,12 @@ export const workerEnvSchema = z.object({
   EXTRACTION_THREADS: envInt(1, 64).default(Math.max(2, Math.min(8, availableParallelism()))),
   /** URLs of one user in flight across the whole fleet. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
+  /** Requests in flight to one target host (host and port), across the fleet, every job and user. */
+  HOST_MAX_CONCURRENCY: envInt(1, 1_000).default(8),
+  /** Request starts per second to one target host across the fleet; 0 sets no such bound. */
+  HOST_MAX_REQUESTS_PER_SECOND: envInt(0, 10_000).default(0),
+  /** The longest pause a 429 or 503 answer's Retry-After imposes on its host. */
+  HOST_RETRY_AFTER_CAP_S: envInt(1, 86_400).default(600),
   /** How long a worker takes on SIGTERM to give its URLs in flight back before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });

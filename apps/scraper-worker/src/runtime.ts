@@ -6,9 +6,10 @@ import { ExtractionError } from '@scrapejobs/extraction';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { secretBoxOf } from '@scrapejobs/outbound';
-import { redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
+import { hostCountsKey, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
+import { HostGate } from './hosts/index.ts';
 import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
@@ -53,6 +54,29 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     memoryMb: config.EXTRACTION_MEMORY_MB,
     onThreadEnd: (limit) => extractionThreadEnds.inc({ limit }),
   });
+  // Fleet-wide counts for the API's /metrics (docs/api.md §19): every worker adds to the same ones.
+  const hostCounts = hostCountsKey(config.QUEUE_PREFIX);
+  const count = (field: string) => {
+    redis.hincrby(hostCounts, field, 1).catch((err: Error) => {
+      log.warn({ err: err.message }, 'could not count a host wait');
+    });
+  };
+  const hosts = new HostGate(
+    redis,
+    connections.open('hosts'),
+    config.QUEUE_PREFIX,
+    {
+      maxConcurrency: config.HOST_MAX_CONCURRENCY,
+      maxPerSecond: config.HOST_MAX_REQUESTS_PER_SECOND,
+      retryAfterCapMs: config.HOST_RETRY_AFTER_CAP_S * 1000,
+      leaseMs: config.RUN_LOCK_MS,
+    },
+    {
+      waited: () => count('waits'),
+      backoff: (reason) => count(`backoffs:${reason}`),
+      failed: (err) => log.warn({ err: err.message }, 'host places: a call to Redis failed'),
+    },
+  );
   const leases = new UrlLeases(redis, config.QUEUE_PREFIX, { maxPerUser: config.MAX_RUNNING_URLS_PER_USER });
   const dispatcher = new Dispatcher(
     {
@@ -60,6 +84,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       frontier: new Frontier(db),
       aloneLedger: new AloneLedger(redis, config.QUEUE_PREFIX),
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
+      hosts,
       extractor,
       leases,
       renderer: () =>
@@ -161,6 +186,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     async stop() {
       for (const stopTimer of timers) stopTimer();
       await Promise.all([dispatcher.close(), analyst.stop()]);
+      await hosts.close();
       ops?.close();
       await Promise.allSettled([
         renderer?.then((r) => r.close()),

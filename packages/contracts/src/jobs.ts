@@ -9,6 +9,12 @@ export type JobOriginName = (typeof JOB_ORIGINS)[number];
 export const QUERY_TYPES = ['xpath', 'css', 'regex'] as const;
 export const WAIT_STRATEGIES = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
 export const ROTATION_STRATEGIES = ['round_robin', 'random', 'sticky'] as const;
+/**
+ * How a run fetches a page its job fetched before (docs/api.md §20): `conditional` asks whether it
+ * changed and copies its last records and document when it did not; `always` fetches and extracts it.
+ */
+export const REFETCH_MODES = ['conditional', 'always'] as const;
+export type RefetchModeName = (typeof REFETCH_MODES)[number];
 
 const trimmed = (min: number, max: number) =>
   z
@@ -140,6 +146,7 @@ const jobFields = {
   change_tracking: changeTrackingSchema.nullable(),
   request: requestSchema.nullable(),
   retention_days: z.int().min(1).max(3650).nullable(),
+  refetch: z.enum(REFETCH_MODES),
 };
 
 /** The 400 of a job with neither queries nor formats, at `queries`; null when it has one. */
@@ -163,6 +170,7 @@ export const createJobSchema = z
     change_tracking: jobFields.change_tracking.default(null),
     request: jobFields.request.default(null),
     retention_days: jobFields.retention_days.default(null),
+    refetch: jobFields.refetch.default('conditional'),
   })
   .superRefine((job, ctx) => {
     const issue = noQueriesIssue(job.queries, job.formats);
@@ -257,6 +265,9 @@ export const jobDetailSchema = jobListItemSchema.extend({
     .int()
     .nullable()
     .describe("runs that ended longer ago are deleted; null: the operator's setting"),
+  refetch: z
+    .enum(REFETCH_MODES)
+    .describe('conditional: a page unchanged since its last successful fetch is copied, not extracted again'),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
   origin: z
@@ -324,6 +335,11 @@ export const runUrlSchema = z.object({
   duration_ms: z.int().nullable(),
   fetched_at: timestamp.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  unchanged: z
+    .boolean()
+    .describe(
+      "its page had not changed since its last successful run (answered 304, or 200 with the same body): its records and document are copies of that run's",
+    ),
   screenshot_url: z
     .string()
     .nullable()

@@ -67,6 +67,7 @@ export type { RunChangesQuery } from './internal/runs/changes.ts';
 export {
   type ClaimedUrl,
   Frontier,
+  type PreviousFetch,
   type RunState,
   seedUrls,
   type UrlKindName,
@@ -77,7 +78,7 @@ export {
   type RetentionTable,
   type SweepResult,
 } from './internal/runs/retention.ts';
-export type { RunSettings } from './internal/runs/settings.ts';
+export { fetchSettingsHash, type RunSettings } from './internal/runs/settings.ts';
 export {
   type Batch,
   type FoundUrl,
@@ -88,6 +89,7 @@ export {
   type StoredDocument,
   type UrlOutcome,
 } from './internal/runs/store.ts';
+export type { FetchValidators } from './internal/runs/unchanged.ts';
 export type { RunUrlsQuery } from './internal/runs/urls.ts';
 export {
   type AttemptRecord,

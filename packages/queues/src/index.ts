@@ -57,6 +57,11 @@ export const runStartChannel = (prefix: string): string => `${prefix}:run-start`
 /** Redis pub/sub channel on which the API asks workers to stop a run at once (payload: run id). */
 export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;
 
+/** Politeness toward target hosts (docs/api.md §19), fleet-wide: hosts paused now (host → end of the pause). */
+export const pausedHostsKey = (prefix: string): string => `${prefix}:hosts-paused`;
+/** Fleet-wide counts of host waits and pauses: fields `waits`, `backoffs:429`, `backoffs:503`. */
+export const hostCountsKey = (prefix: string): string => `${prefix}:host-counts`;
+
 /**
  * The Redis connections of one process: each named after the process and its use (CLIENT LIST
  * shows them), each logging its errors, all closed by `disconnectAll`.

@@ -366,6 +366,7 @@ describe('health, readiness and docs', () => {
         'records',
         'screenshot_url',
         'status',
+        'unchanged',
         'url',
       ].sort(),
     );
@@ -413,6 +414,7 @@ describe('operations', () => {
     expect(line('scrape_urls', 'state="pending"')).toMatch(/ \d+$/);
     // An empty table still takes its first pages (indexes included).
     expect(line('scrape_results_bytes', 'table="result_pages"')).toMatch(/ [1-9]\d*$/);
+    expect(line('scrape_results_bytes', 'table="page_validators"')).toMatch(/ [1-9]\d*$/);
     expect(text).toContain('process_resident_memory_bytes');
   });
 

@@ -114,6 +114,7 @@ describe('the crawl field', () => {
       content: null,
       track_content: false,
       urls: null,
+      refetch: 'conditional',
     });
   });
 

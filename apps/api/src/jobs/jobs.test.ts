@@ -57,6 +57,7 @@ describe('POST /jobs', () => {
       change_tracking: null,
       request: null,
       retention_days: null,
+      refetch: 'conditional',
       mode: 'test',
       origin: 'api',
     });

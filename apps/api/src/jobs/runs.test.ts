@@ -37,6 +37,7 @@ interface UrlRow {
   fetchedAt?: Date | null;
   errorCode?: string | null;
   errorMessage?: string | null;
+  unchanged?: boolean;
 }
 
 async function insertUrls(runId: string, rows: UrlRow[]) {
@@ -159,7 +160,8 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
         seq: 1,
         url: 'https://example.com/items',
         status: 'success',
-        httpStatus: 200,
+        httpStatus: 304,
+        unchanged: true,
         records: 3,
         durationMs: 120,
         fetchedAt: FETCHED,
@@ -206,6 +208,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     duration_ms: null,
     fetched_at: null,
     error: null,
+    unchanged: false,
     screenshot_url: null,
   };
   const ITEMS = {
@@ -214,11 +217,12 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       status: 'success',
       depth: 0,
       parent_url: null,
-      http_status: 200,
+      http_status: 304,
       records: 3,
       duration_ms: 120,
       fetched_at: '2026-11-21T10:00:01.250Z',
       error: null,
+      unchanged: true,
       screenshot_url: null,
     },
     3: {
@@ -231,6 +235,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       duration_ms: 80,
       fetched_at: '2026-11-21T10:00:01.250Z',
       error: { code: 'HTTP_ERROR', message: 'HTTP 503 Service Unavailable' },
+      unchanged: false,
       screenshot_url: null,
     },
     4: {

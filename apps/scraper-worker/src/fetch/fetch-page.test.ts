@@ -182,10 +182,70 @@ describe('fetchPage', () => {
       beforeAttempt: async () => {
         calls++;
         requestsSeenAtCall.push(site.requests.length);
+        return undefined;
       },
     });
     expect(calls).toBe(3);
     expect(requestsSeenAtCall).toEqual([0, 1, 2]);
+  });
+
+  test("tells beforeAttempt's caller each request's target and answer: status, Retry-After, or none", async () => {
+    const site = await serve((req, res) => {
+      if (req.url === '/start') res.writeHead(302, { location: '/busy' }).end();
+      else if (site.requests.filter((p) => p === '/busy').length === 1)
+        res.writeHead(429, { 'retry-after': '3' }).end();
+      else res.end('done');
+    });
+    const seen: unknown[] = [];
+    const page = await fetchPage(`${site.url}/start`, {
+      ...open,
+      throttleRetries: 5,
+      beforeAttempt: async (target) => (answer) => seen.push([target.pathname, answer]),
+    });
+    expect(page.body.toString()).toBe('done');
+    expect(seen).toEqual([
+      ['/start', { status: 302 }],
+      ['/busy', { status: 429, retryAfter: '3' }],
+      ['/busy', { status: 200 }],
+    ]);
+    const refused = await refusingUrl();
+    const failed: unknown[] = [];
+    await failure(
+      fetchPage(refused, { ...open, retries: 0, beforeAttempt: async () => (a) => failed.push(a) }),
+    );
+    expect(failed).toEqual([{ status: null }]);
+  });
+
+  test("with throttleRetries, retries a 429 or 503 at once (the pause is the caller's) that many times, then HTTP_ERROR", async () => {
+    const site = await serve(statusSequence([429, 503, 429, 503], { 'retry-after': '30' }));
+    const started = Date.now();
+    const error = await failure(fetchPage(site.url, { ...open, throttleRetries: 3 }));
+    expect([error.code, error.status]).toEqual(['HTTP_ERROR', 503]);
+    expect(site.requests).toHaveLength(4);
+    // Retry-After is the host's pause, waited for before the next attempt, not slept here.
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const again = await serve(statusSequence([503, 429]));
+    expect((await fetchPage(again.url, { ...open, throttleRetries: 2 })).status).toBe(200);
+    // Other 5xx are retried as before.
+    const flaky = await serve(statusSequence([500, 502, 500]));
+    expect([(await failure(fetchPage(flaky.url, { ...open, throttleRetries: 5 }))).status]).toEqual([500]);
+  });
+
+  test('gives back what beforeAttempt resolves after the fetch was aborted: no place stays taken', async () => {
+    const site = await serve((_req, res) => res.end('ok'));
+    const controller = new AbortController();
+    const told: unknown[] = [];
+    const slow = () =>
+      new Promise<(answer: unknown) => void>((resolve) =>
+        setTimeout(() => resolve((answer) => told.push(answer)), 200),
+      );
+    setTimeout(() => controller.abort(new Error('stopped')), 20);
+    await expect(
+      fetchPage(site.url, { ...open, signal: controller.signal, beforeAttempt: slow }),
+    ).rejects.toThrow('stopped');
+    await until(() => told.length > 0);
+    expect(told).toEqual([{ status: null }]);
+    expect(site.requests).toHaveLength(0);
   });
 
   test('fails with TIMEOUT when no answer comes in time, without retrying', async () => {
@@ -332,7 +392,7 @@ describe('fetchPage', () => {
     const site = await serve((_req, res) => res.end('ok'));
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('deleted')), 100);
-    const rateLimiter = () => new Promise<void>((resolve) => setTimeout(resolve, 1000));
+    const rateLimiter = () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1000));
     await expect(
       fetchPage(site.url, { ...open, signal: controller.signal, beforeAttempt: rateLimiter }),
     ).rejects.toThrow('deleted');
@@ -363,6 +423,7 @@ describe('fetchPage', () => {
         retries: 1,
         beforeAttempt: async () => {
           attempts++;
+          return undefined;
         },
       }),
     );
@@ -378,6 +439,7 @@ describe('fetchPage', () => {
         lookup: mapLookup({}),
         beforeAttempt: async () => {
           attempts++;
+          return undefined;
         },
       }),
     );

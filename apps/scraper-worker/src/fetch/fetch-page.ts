@@ -33,14 +33,48 @@ export interface FetchOptions {
   proxy?: ProxyPicker;
   /** DNS resolver override; tests map names to 127.0.0.1. */
   lookup?: LookupFunction;
-  /** Awaited before every request, retries and redirect hops included (the per-job rate limiter). */
-  beforeAttempt?: () => Promise<void>;
+  /**
+   * Awaited before every request, retries and redirect hops included, with the request's target
+   * (the job's rate limit, a place at the host); what it returns is called with the answer.
+   */
+  beforeAttempt?: BeforeAttempt;
+  /**
+   * 429 and 503 answers retried once the host's pause is over (the wait is `beforeAttempt`'s), then
+   * HTTP_ERROR; without it they are retried like other 5xx, after their Retry-After.
+   */
+  throttleRetries?: number;
   userAgent?: string;
   /** The job's headers, cookies, credentials and user agent (docs/api.md §14), sent on every attempt. */
   request?: OutgoingRequest;
   /** Kept-alive connections for direct requests (one run's); without it each request has its own. */
   connections?: ConnectionPool;
+  /**
+   * The validators of the page's last fetch (docs/api.md §20), sent as If-None-Match and
+   * If-Modified-Since; a 304 then resolves as a page with that status and no body.
+   */
+  conditional?: Validators;
 }
+
+/** A page's ETag and Last-Modified, as its host sent them. */
+export interface Validators {
+  etag: string | null;
+  lastModified: string | null;
+}
+
+/** What a host answered a request: its status, or null when there was no answer (a network failure). */
+export interface HostAnswer {
+  status: number | null;
+  retryAfter?: string;
+}
+
+/** Told what a host answered a request. */
+export type Answered = (answer: HostAnswer) => void;
+
+/** Called before a request to `target`; may resolve what to tell once the request is over. */
+export type BeforeAttempt = (target: URL) => Promise<Answered | undefined>;
+
+/** How a run paces its requests: what fetchPage's `beforeAttempt` and `throttleRetries` say. */
+export type RequestPace = Pick<FetchOptions, 'beforeAttempt' | 'throttleRetries'>;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
@@ -76,9 +110,14 @@ export async function fetchPageWithPolicy(
   let failures = 0;
   let proxy = pickProxy(opts.proxy, 0, url);
 
+  let throttles = 0;
+  const conditional: Record<string, string> = {};
+  if (opts.conditional?.etag) conditional['if-none-match'] = opts.conditional.etag;
+  if (opts.conditional?.lastModified) conditional['if-modified-since'] = opts.conditional.lastModified;
+
   for (;;) {
     signal?.throwIfAborted();
-    if (opts.beforeAttempt) await abortable(opts.beforeAttempt(), signal);
+    const answered = opts.beforeAttempt ? await prepared(opts.beforeAttempt(current), signal) : undefined;
     let response: AttemptResponse;
     try {
       response = await sendAttempt({
@@ -89,10 +128,15 @@ export async function fetchPageWithPolicy(
         timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES,
         signal,
-        headers: requestHeaders(userAgent, request ? outgoingHeaders(request, current, origin) : {}),
+        headers: requestHeaders(
+          userAgent,
+          request ? outgoingHeaders(request, current, origin) : {},
+          conditional,
+        ),
         connections: opts.connections,
       });
     } catch (error) {
+      answered?.({ status: null });
       if (!(error instanceof FetchError)) throw error;
       if (error.code === 'PROXY_ERROR' && proxy) opts.proxy?.reportFailure(proxy);
       if (!isRetriedFailure(error) || failures >= retries) throw error;
@@ -103,6 +147,8 @@ export async function fetchPageWithPolicy(
     }
 
     const { status, headers } = response;
+    const retryAfter = firstValue(headers['retry-after']);
+    answered?.({ status, ...(retryAfter !== undefined && { retryAfter }) });
     const location = headers.location;
     if (REDIRECT_STATUSES.has(status) && location) {
       if (redirects >= maxRedirects) {
@@ -117,14 +163,20 @@ export async function fetchPageWithPolicy(
       if (current.origin !== origin) request = undefined;
       continue;
     }
-    if (status >= 200 && status < 300) {
+    if ((status >= 200 && status < 300) || (status === 304 && opts.conditional)) {
       const contentType = headers['content-type'];
       return { url: current.href, status, headers, body: response.body, contentType };
     }
     const transient = status === 429 || status >= 500;
-    if (transient && failures < retries) {
+    if (opts.throttleRetries !== undefined && (status === 429 || status === 503)) {
+      // The host is paused for the whole fleet: the next attempt waits for it in beforeAttempt.
+      if (throttles < opts.throttleRetries) {
+        throttles++;
+        continue;
+      }
+    } else if (transient && failures < retries) {
       failures++;
-      await sleep(parseRetryAfter(firstValue(headers['retry-after'])) ?? backoffDelay(failures), signal);
+      await sleep(parseRetryAfter(retryAfter) ?? backoffDelay(failures), signal);
       continue;
     }
     throw new FetchError('HTTP_ERROR', `target answered HTTP ${status}`, {
@@ -132,6 +184,22 @@ export async function fetchPageWithPolicy(
       retryable: transient,
       status,
     });
+  }
+}
+
+/**
+ * Waits for `before`, or rejects as soon as `signal` aborts; what it resolves later is told there
+ * was no request, so that nothing it took (a host's place) is held.
+ */
+async function prepared(
+  before: ReturnType<BeforeAttempt>,
+  signal: AbortSignal | undefined,
+): Promise<Answered | undefined> {
+  try {
+    return await abortable(before, signal);
+  } catch (error) {
+    before.then((answered) => answered?.({ status: null })).catch(() => {});
+    throw error;
   }
 }
 

@@ -6,5 +6,13 @@
 export { SCRAPER_ADDRESS_RULES } from './address.ts';
 export { ConnectionPool } from './connections.ts';
 export { FetchError, type FetchErrorCode } from './errors.ts';
-export { type FetchedPage, type FetchOptions, fetchPage } from './fetch-page.ts';
+export {
+  type BeforeAttempt,
+  type FetchedPage,
+  type FetchOptions,
+  fetchPage,
+  type HostAnswer,
+  type RequestPace,
+  type Validators,
+} from './fetch-page.ts';
 export { createProxyPicker, type ProxyPicker } from './proxy-picker.ts';

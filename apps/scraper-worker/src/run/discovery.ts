@@ -3,8 +3,7 @@ import { normalizeUrl, originOf, parseRobots, type RobotsRules, robotsAllows } f
 import type { ClaimedUrl, Frontier } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { Alone, PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
-import { FetchError, type FetchedPage } from '../fetch/index.ts';
-import type { JobRateLimiter } from '../rate-limiter.ts';
+import { FetchError, type FetchedPage, type RequestPace } from '../fetch/index.ts';
 import { failureCode, foundUrl, type Processed, succeeded } from './processed.ts';
 
 /** How long a worker fetching an origin's robots.txt for a run holds it before another may. */
@@ -24,18 +23,18 @@ export interface DiscoveryContext {
   runId: string;
   jobId: string;
   userId: string;
-  rateLimit: number;
   /** A crawl's filter (sitemaps are read for crawls only). */
   filter: UrlFilterSpec | null;
   frontier: Frontier;
-  limiter: JobRateLimiter;
   extractor: PageExtractor;
   /** robots.txt groups are chosen by this product token. */
   robotsToken: string;
   log: Logger;
   /** The run's work here stops: a shared robots.txt read stops with it, not with one URL. */
   stopped: AbortSignal;
-  fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage>;
+  fetch(url: string, signal: AbortSignal, pace: RequestPace): Promise<FetchedPage>;
+  /** How robots.txt is fetched: in its turn of the job's rate limit and the host's places, however long that takes. */
+  robotsPace(signal: AbortSignal): RequestPace;
   alone(url: ClaimedUrl): Alone | undefined;
 }
 
@@ -47,6 +46,8 @@ export interface DiscoveryContext {
 export class Discovery {
   readonly #ctx: DiscoveryContext;
   readonly #robots = new Map<string, Promise<StoredRobots>>();
+  /** The Crawl-delay of each origin whose robots.txt was read, for pacing (§19). */
+  readonly #delays = new Map<string, number>();
 
   constructor(ctx: DiscoveryContext) {
     this.#ctx = ctx;
@@ -56,6 +57,11 @@ export class Discovery {
   async allows(url: string, signal: AbortSignal): Promise<boolean> {
     const robots = await this.#robotsOf(originOf(url), signal);
     return !('unreachable' in robots) && robotsAllows(robots, url);
+  }
+
+  /** The `Crawl-delay` of the origin's robots.txt for this run, once read here (0 when none or not yet). */
+  crawlDelayMs(origin: string): number {
+    return this.#delays.get(origin) ?? 0;
   }
 
   /** A seed origin's robots.txt, for its Sitemap lines (else /sitemap.xml). */
@@ -74,16 +80,12 @@ export class Discovery {
   }
 
   /** A sitemap or sitemap index: its pages join the run at depth 0, filtered like links; its sitemaps are read in turn. */
-  async readSitemap(
-    url: ClaimedUrl,
-    signal: AbortSignal,
-    beforeAttempt: () => Promise<void>,
-  ): Promise<Processed> {
+  async readSitemap(url: ClaimedUrl, signal: AbortSignal, pace: RequestPace): Promise<Processed> {
     const ctx = this.#ctx;
     let read: SitemapUrls;
     let page: FetchedPage;
     try {
-      page = await ctx.fetch(url.url, signal, beforeAttempt);
+      page = await ctx.fetch(url.url, signal, pace);
       const task = { key: ctx.runId, body: page.body, filter: ctx.filter! };
       read = await ctx.extractor.readSitemap(ctx.userId, task, signal, ctx.alone(url));
     } catch (err) {
@@ -110,6 +112,9 @@ export class Discovery {
     if (!robots) {
       robots = this.#loadRobots(origin, this.#ctx.stopped);
       this.#robots.set(origin, robots);
+      robots
+        .then((read) => 'rules' in read && this.#delays.set(origin, read.crawlDelayMs ?? 0))
+        .catch(() => {});
       robots.catch(() => this.#robots.delete(origin));
     }
     return untilAborted(robots, signal);
@@ -133,11 +138,10 @@ export class Discovery {
   /** RFC 9309 §2.3.1: a 4xx robots.txt allows everything; an unreachable one or a 5xx, nothing. */
   async #fetchRobots(origin: string, signal: AbortSignal): Promise<StoredRobots> {
     const ctx = this.#ctx;
-    // One request per origin and run: it waits for its turn in the rate limit rather than
-    // holding other URLs of the origin back by a lease.
-    const wait = () => ctx.limiter.acquire(ctx.jobId, ctx.rateLimit, signal).then(() => undefined);
+    // One request per origin and run: it waits for its turn rather than holding other URLs of the
+    // origin back by a lease.
     try {
-      const page = await ctx.fetch(`${origin}/robots.txt`, signal, wait);
+      const page = await ctx.fetch(`${origin}/robots.txt`, signal, ctx.robotsPace(signal));
       return parseRobots(page.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8'), ctx.robotsToken);
     } catch (err) {
       if (signal.aborted || !(err instanceof FetchError)) throw err;

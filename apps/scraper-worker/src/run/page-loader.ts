@@ -12,6 +12,8 @@ import {
   type FetchedPage,
   fetchPage,
   type ProxyPicker,
+  type RequestPace,
+  type Validators,
 } from '../fetch/index.ts';
 import type { Renderer } from '../render/index.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
@@ -36,6 +38,8 @@ export interface LoadedPage {
   screenshot?: Buffer | null;
   /** Why the screenshot asked for was not kept (over 10 MiB, or the capture failed). */
   screenshotError?: string | null;
+  /** A fetched page's ETag and Last-Modified (docs/api.md §20); a rendered page has none. */
+  validators?: Validators;
 }
 
 /** What a job says about getting its pages. */
@@ -78,8 +82,8 @@ export class RunFetching {
     return this.#loader;
   }
 
-  /** Fetches robots.txt or a sitemap: guarded, with the job's proxies, `beforeAttempt` its rate limit. */
-  fetch(url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> {
+  /** Fetches robots.txt or a sitemap: guarded, with the job's proxies, paced as the run's pages. */
+  fetch(url: string, signal: AbortSignal, pace: RequestPace): Promise<FetchedPage> {
     const settings = this.#pageSettings();
     this.#fetcher ??= fetcherFor(
       this.#deps,
@@ -87,7 +91,16 @@ export class RunFetching {
       settings.request,
       this.#connections,
     );
-    return this.#fetcher(url, signal, beforeAttempt);
+    return this.#fetcher(url, signal, pace);
+  }
+
+  /**
+   * Whether a page's request may carry the validators of its last fetch (docs/api.md §20): not
+   * when the job's own headers set If-None-Match or If-Modified-Since.
+   */
+  sendsValidators(): boolean {
+    const headers = Object.keys(this.#outgoing()?.headers ?? {}).map((name) => name.toLowerCase());
+    return !headers.includes('if-none-match') && !headers.includes('if-modified-since');
   }
 
   /** Closes the run's connections here. */
@@ -122,11 +135,15 @@ export class RunFetching {
   }
 }
 
-/** Gets one page as it arrived; `beforeAttempt` runs before every request (the job's rate limit). */
+/**
+ * Gets one page as it arrived, every request paced by `pace` (the job's rate limit, the host's
+ * places); a fetch with `conditional` may resolve a 304 with an empty body.
+ */
 export type PageLoader = (
   url: string,
   signal: AbortSignal,
-  beforeAttempt: () => Promise<void>,
+  pace: RequestPace,
+  conditional?: Validators,
 ) => Promise<LoadedPage>;
 
 /**
@@ -142,16 +159,17 @@ export async function pageLoaderFor(
   const render = settings.renderConfig?.enabled ? settings.renderConfig : null;
   if (render) {
     const renderer = await deps.renderer();
-    return (url, signal, beforeAttempt) =>
-      renderPage(renderer, render, picker, deps.userAgent, settings.request, url, signal, beforeAttempt);
+    return (url, signal, pace) =>
+      renderPage(renderer, render, picker, deps.userAgent, settings.request, url, signal, pace);
   }
   const fetcher = fetcherFor(deps, picker, settings.request, connections);
-  return async (url, signal, beforeAttempt) => {
-    const page = await fetcher(url, signal, beforeAttempt);
+  return async (url, signal, pace, conditional) => {
+    const page = await fetcher(url, signal, pace, conditional);
     return {
       content: { body: page.body, contentType: page.contentType },
       url: page.url,
       status: page.status,
+      validators: { etag: header(page.headers.etag), lastModified: header(page.headers['last-modified']) },
     };
   };
 }
@@ -163,11 +181,17 @@ export function fetcherFor(
   request: OutgoingRequest | null,
   connections: ConnectionPool,
 ) {
-  return (url: string, signal: AbortSignal, beforeAttempt: () => Promise<void>): Promise<FetchedPage> =>
+  return (
+    url: string,
+    signal: AbortSignal,
+    pace: RequestPace,
+    conditional?: Validators,
+  ): Promise<FetchedPage> =>
     fetchPage(url, {
       allowPrivate: deps.allowPrivate,
       signal,
-      beforeAttempt,
+      ...pace,
+      ...(conditional && { conditional }),
       userAgent: deps.userAgent,
       connections,
       ...(request && { request }),
@@ -176,13 +200,22 @@ export function fetcherFor(
     });
 }
 
+/** A header's one value (the first when repeated), or null. */
+function header(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
 export function proxyPickerFor(settings: PageSettings, proxies: readonly ProxyEntry[]): ProxyPicker | null {
   const config = settings.proxyConfig;
   if (!config?.enabled) return null;
   return createProxyPicker([...proxies], config.rotation_strategy, config.geo_targeting, settings.jobId);
 }
 
-/** A proxy that fails a render is reported and the render tried once more on another. */
+/**
+ * A proxy that fails a render is reported and the render tried once more on another. The host's
+ * place is held for the whole render (its document and whatever else it loads from the host); a
+ * 429 or 503 of the document is retried after the host's pause like a fetch's.
+ */
 async function renderPage(
   renderer: Renderer,
   render: RenderConfig,
@@ -191,11 +224,13 @@ async function renderPage(
   request: OutgoingRequest | null,
   url: string,
   signal: AbortSignal,
-  beforeAttempt: () => Promise<void>,
+  pace: RequestPace,
 ): Promise<LoadedPage> {
-  for (let attempt = 0; ; attempt++) {
-    await beforeAttempt();
-    const proxyUrl = picker?.pick(attempt)?.url ?? null;
+  let throttles = 0;
+  for (let proxyFailures = 0; ; ) {
+    const answered = (await pace.beforeAttempt?.(new URL(url))) ?? undefined;
+    const proxyUrl = picker?.pick(proxyFailures)?.url ?? null;
+    let status: number | null = null;
     try {
       const page = await renderer.render({
         url,
@@ -208,22 +243,28 @@ async function renderPage(
         actions: render.actions,
         screenshot: render.screenshot,
       });
-      if (page.status !== null && page.status >= 400)
-        throw new FetchError('HTTP_ERROR', `HTTP ${page.status}`, {
-          url,
-          status: page.status,
-          retryable: false,
-        });
+      status = page.status;
+      if (status === 429 || status === 503) {
+        if (pace.throttleRetries !== undefined && throttles < pace.throttleRetries) {
+          throttles++;
+          continue;
+        }
+      }
+      if (status !== null && status >= 400)
+        throw new FetchError('HTTP_ERROR', `HTTP ${status}`, { url, status, retryable: false });
       return {
         content: { html: page.html },
         url: page.url,
-        status: page.status,
+        status,
         screenshot: page.screenshot,
         screenshotError: page.screenshotError,
       };
     } catch (err) {
-      if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && attempt === 0)) throw err;
+      if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && proxyFailures === 0)) throw err;
       picker?.reportFailure(proxyUrl);
+      proxyFailures++;
+    } finally {
+      answered?.({ status });
     }
   }
 }

@@ -1,12 +1,23 @@
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { ContentOptions } from '@scrapejobs/content';
 import type { Crawl } from '@scrapejobs/contracts';
 import { originOf } from '@scrapejobs/crawl';
-import type { ClaimedUrl, Frontier, RunFailure, RunSettings, RunState, RunStore } from '@scrapejobs/domain';
-import { seedUrls } from '@scrapejobs/domain';
+import type {
+  ClaimedUrl,
+  Frontier,
+  PreviousFetch,
+  RunFailure,
+  RunSettings,
+  RunState,
+  RunStore,
+} from '@scrapejobs/domain';
+import { fetchSettingsHash, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
-import type { Alone, DocumentSpec, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
+import type { Alone, DocumentSpec, PageContent, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
+import type { RequestPace } from '../fetch/index.ts';
+import type { HostGate } from '../hosts/index.ts';
 import type { JobRateLimiter } from '../rate-limiter.ts';
 import type { AloneLedger } from './alone-ledger.ts';
 import { BatchWriter } from './batch-writer.ts';
@@ -19,6 +30,20 @@ import { failed, failureCode, foundUrl, type Processed } from './processed.ts';
  * back to the frontier until then, freeing its place in this worker for other runs.
  */
 export const MAX_HOLD_MS = 1_000;
+/** 429 and 503 answers a URL is retried after (its host's pause), across claims; the next fails it (§19). */
+export const MAX_THROTTLES = 5;
+/**
+ * The same for robots.txt, which every URL of its origin waits on: after these an origin whose
+ * robots.txt keeps answering 503 counts as unreachable (its URLs are skipped, RFC 9309 §2.3.1.3).
+ */
+const ROBOTS_THROTTLES = 2;
+const FOREVER = Number.MAX_SAFE_INTEGER;
+
+/** What pacing a URL's requests came to: the time waited (not its duration), the 429/503 answers. */
+interface Paced {
+  waitedMs: number;
+  throttled: number;
+}
 
 /** What a run reports for metrics: each page's outcome, and each run's end. */
 export interface RunObserver {
@@ -32,6 +57,8 @@ export interface WorkDeps extends PageLoaderDeps {
   /** Alone extractions that ended while PostgreSQL was unreachable (§16a). */
   aloneLedger: AloneLedger;
   limiter: JobRateLimiter;
+  /** Places at target hosts, fleet-wide (§19). */
+  hosts: HostGate;
   extractor: PageExtractor;
   /** RUN_TIMEOUT_MS: a run that takes longer, from its start, fails with TIMEOUT. */
   runTimeoutMs: number;
@@ -88,6 +115,8 @@ export class RunWork {
   readonly #content: ContentOptions | null;
   readonly #fetching: RunFetching;
   readonly #discovery: Discovery;
+  /** What shapes a page's records, document and links (docs/api.md §20): a page made otherwise is made again. */
+  readonly #settingsHash: string;
   #haltedBy: unknown = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
@@ -106,19 +135,19 @@ export class RunWork {
     this.#filter = settings.crawl && filterSpec(settings, settings.crawl);
     this.#content = contentOptions(settings);
     this.#fetching = new RunFetching(deps, state.jobId, settings);
+    this.#settingsHash = fetchSettingsHash(settings);
     this.#discovery = new Discovery({
       runId: state.runId,
       jobId: state.jobId,
       userId: state.userId,
-      rateLimit: settings.rateLimit,
       filter: this.#filter,
       frontier: deps.frontier,
-      limiter: deps.limiter,
       extractor: deps.extractor,
       robotsToken: deps.robotsToken,
       log: this.#log,
       stopped: this.#stop.signal,
-      fetch: (url, signal, beforeAttempt) => this.#fetching.fetch(url, signal, beforeAttempt),
+      fetch: (url, signal, pace) => this.#fetching.fetch(url, signal, pace),
+      robotsPace: (signal) => this.#pace(signal, null, { waitedMs: 0, throttled: 0 }),
       alone: (url) => this.#alone(url),
     });
   }
@@ -198,21 +227,17 @@ export class RunWork {
   }
 
   async #processHeld(url: ClaimedUrl, signal: AbortSignal): Promise<void> {
-    let waited = 0;
+    const paced: Paced = { waitedMs: 0, throttled: 0 };
     const started = performance.now();
-    const beforeAttempt = async () => {
-      const before = performance.now();
-      await this.#nextStart(signal);
-      waited += performance.now() - before;
-    };
     let processed: Processed;
     try {
-      processed = await this.#processUrl(url, signal, beforeAttempt);
+      processed = await this.#processUrl(url, signal, this.#pace(signal, url, paced));
     } catch (err) {
-      if (err instanceof TooFar) return this.#release(url, new Date(err.at));
+      const back = { ...url, throttled: url.throttled + paced.throttled };
+      if (err instanceof TooFar) return this.#release(back, new Date(err.at));
       if (signal.aborted) {
         const reason = signal.reason as StopReason | typeof LOST;
-        if (reason === 'shutdown' || reason === 'halt') await this.#release(url, null);
+        if (reason === 'shutdown' || reason === 'halt') await this.#release(back, null);
         return;
       }
       const code = failureCode(err);
@@ -222,7 +247,7 @@ export class RunWork {
       this.#log.info({ url: url.url, code, err: (err as Error).message }, 'url failed');
     }
     const { outcome, records, found, screenshot, document } = processed;
-    const durationMs = Math.max(0, Math.round(performance.now() - started - waited));
+    const durationMs = Math.max(0, Math.round(performance.now() - started - paced.waitedMs));
     this.#batch.add(
       { ...outcome, seq: url.seq, claims: url.claims, durationMs },
       records && { url: url.url, urlIndex: url.seq, scrapedAt: outcome.fetchedAt ?? new Date(), ...records },
@@ -237,18 +262,14 @@ export class RunWork {
     if (this.#batch.due || this.#held.size === 1) await this.#batch.flush();
   }
 
-  async #processUrl(
-    url: ClaimedUrl,
-    signal: AbortSignal,
-    beforeAttempt: () => Promise<void>,
-  ): Promise<Processed> {
+  async #processUrl(url: ClaimedUrl, signal: AbortSignal, pace: RequestPace): Promise<Processed> {
     if (url.blamed) {
       this.#log.warn({ url: url.url }, 'URL failed: it ended a worker process twice');
       const message = `${url.url}: processing this URL ended a worker process twice; it is not tried again`;
       return { outcome: failed('EXTRACTION_ERROR', message, null) };
     }
     if (url.kind === 'robots') return this.#discovery.readRobots(url, signal);
-    if (url.kind === 'sitemap') return this.#discovery.readSitemap(url, signal, beforeAttempt);
+    if (url.kind === 'sitemap') return this.#discovery.readSitemap(url, signal, pace);
     if (this.settings.crawl?.respect_robots_txt && !(await this.#discovery.allows(url.url, signal))) {
       const message = `${url.url}: robots.txt of ${originOf(url.url)} does not allow it`;
       return {
@@ -256,11 +277,27 @@ export class RunWork {
       };
     }
     const load = await this.#fetching.pageLoader();
-    const page = await load(url.url, signal, beforeAttempt);
+    const previous = this.#previous(url);
+    const conditional = previous && !this.settings.renderConfig?.enabled && this.#fetching.sendsValidators();
+    const page = await load(url.url, signal, pace, conditional ? previous : undefined);
+    const fetchedAt = new Date();
+    const bodyHash = hashOf(page.content);
+    // Unchanged since the last successful fetch, with the same settings: its records, document
+    // and links are copied from there instead of extracted again (docs/api.md §20).
+    if (previous && (page.status === 304 || bodyHash === previous.bodyHash))
+      return {
+        outcome: {
+          status: 'success',
+          httpStatus: page.status,
+          records: null,
+          fetchedAt,
+          failure: null,
+          unchanged: true,
+        },
+      };
     const screenshot = page.screenshot ?? undefined;
     if (page.screenshotError)
       this.#log.warn({ url: url.url, err: page.screenshotError }, 'screenshot not kept');
-    const fetchedAt = new Date();
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
     const document = this.#documentSpec(url.url, page);
@@ -285,6 +322,13 @@ export class RunWork {
         records,
         fetchedAt,
         failure: null,
+        validators: {
+          etag: page.validators?.etag ?? null,
+          lastModified: page.validators?.lastModified ?? null,
+          bodyHash,
+          settingsHash: this.#settingsHash,
+          linksFollowed: follow,
+        },
       },
       records: { records, json },
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
@@ -293,6 +337,11 @@ export class RunWork {
         document: { seq: url.seq, url: url.url, statusCode: page.status, ...extracted.document },
       }),
     };
+  }
+
+  /** The page's last successful fetch, when the job may copy from it: made with the same settings. */
+  #previous(url: ClaimedUrl): PreviousFetch | null {
+    return url.previous?.settingsHash === this.#settingsHash ? url.previous : null;
   }
 
   /** What the page's document keeps, or null when the job keeps no document (docs/api.md §17). */
@@ -333,9 +382,46 @@ export class RunWork {
     };
   }
 
-  /** Waits for the job's next request start, or gives the URL back when it is too far away. */
-  async #nextStart(signal: AbortSignal): Promise<void> {
-    const at = await this.#deps.limiter.acquire(this.jobId, this.settings.rateLimit, signal, MAX_HOLD_MS);
+  /**
+   * Paces the requests of `url` (of robots.txt when null): each waits for the job's next start
+   * (§8), the Crawl-delay of the target's robots.txt for a crawl, and a place at the target's host
+   * (§19). A URL whose wait would be longer than a hold is given back until then (TooFar): waiting
+   * holds no place here. `paced` counts the time waited and the 429/503 answers.
+   */
+  #pace(signal: AbortSignal, url: ClaimedUrl | null, paced: Paced): RequestPace {
+    const maxWaitMs = url ? MAX_HOLD_MS : FOREVER;
+    return {
+      throttleRetries: url ? Math.max(0, MAX_THROTTLES - url.throttled) : ROBOTS_THROTTLES,
+      beforeAttempt: async (target) => {
+        const before = performance.now();
+        try {
+          await this.#nextStart(this.jobId, this.settings.rateLimit, signal, maxWaitMs);
+          const delayMs = this.settings.crawl?.respect_robots_txt
+            ? this.#discovery.crawlDelayMs(target.origin)
+            : 0;
+          if (delayMs > 0)
+            await this.#nextStart(`${this.runId}@${target.host}`, 60_000 / delayMs, signal, maxWaitMs);
+          const place = await this.#deps.hosts.acquire(hostOf(target), this.userId, signal, maxWaitMs);
+          if ('retryAt' in place) throw new TooFar(place.retryAt);
+          return (answer) => {
+            if (answer.status === 429 || answer.status === 503) paced.throttled++;
+            place.release(answer).catch((err: Error) => {
+              this.#log.warn(
+                { host: target.host, err: err.message },
+                'could not give a host place back; it comes back when its lease runs out',
+              );
+            });
+          };
+        } finally {
+          paced.waitedMs += performance.now() - before;
+        }
+      },
+    };
+  }
+
+  /** Waits for the next start of `key`'s budget, or gives the URL back when it is too far away. */
+  async #nextStart(key: string, perMinute: number, signal: AbortSignal, maxWaitMs: number): Promise<void> {
+    const at = await this.#deps.limiter.acquire(key, perMinute, signal, maxWaitMs);
     if (at !== null) throw new TooFar(at);
   }
 
@@ -369,6 +455,18 @@ export class RunWork {
       message: `The run could not go on after ${attempts} attempts: ${(err as Error)?.message ?? err}`,
     };
   }
+}
+
+/** Hex SHA-256 of a page as it arrived: the body fetched, or the DOM rendered. */
+function hashOf(content: PageContent): string {
+  return createHash('sha256')
+    .update('body' in content ? content.body : content.html)
+    .digest('hex');
+}
+
+/** A target's host as its places are counted: host and port, the default port spelled out. */
+function hostOf(target: URL): string {
+  return `${target.hostname}:${target.port || (target.protocol === 'https:' ? '443' : '80')}`;
 }
 
 /** The formats and content of the run's documents (docs/api.md §17), or null when it keeps none. */

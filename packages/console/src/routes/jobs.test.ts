@@ -130,6 +130,18 @@ describe('the run page', () => {
     expect(res.text).not.toContain('Next URLs');
   });
 
+  it('marks a page stored as a copy of its last run as unchanged, beside the status it got', async () => {
+    const { path } = await runWithUrls([
+      { url: 'https://shop.example/', status: 'success', httpStatus: 304, unchanged: true, records: 4 },
+      { url: 'https://shop.example/new', status: 'success', httpStatus: 200, records: 1 },
+    ]);
+    const rows = urlRows((await get(path)).text);
+    expect(rows.map((r) => r.slice(1, 5))).toEqual([
+      ['success', '0', '304 unchanged', '4'],
+      ['success', '0', '200', '1'],
+    ]);
+  });
+
   it.each([
     ['failed', ['https://shop.example/p/2']],
     ['skipped', ['https://shop.example/admin']],

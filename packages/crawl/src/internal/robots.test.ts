@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { parseRobots, type RobotsRules, robotsAllows } from '../index.ts';
+import { MAX_CRAWL_DELAY_MS, parseRobots, type RobotsRules, robotsAllows } from '../index.ts';
 
 const BOT = 'ScrapeJobsBot';
 
@@ -91,6 +91,26 @@ describe('parseRobots groups', () => {
   test('unknown lines (crawl-delay, host) do not end a group', () => {
     const text = 'User-agent: *\nCrawl-delay: 5\nHost: example.com\nDisallow: /a';
     expect(parseRobots(text, BOT).rules).toEqual([{ allow: false, path: '/a' }]);
+  });
+
+  test('Crawl-delay of the group that applies, in ms, capped; a bad value says nothing', () => {
+    const text = [
+      'User-agent: *',
+      'Crawl-delay: 2.5',
+      'Disallow: /a',
+      '',
+      'User-agent: other',
+      'Crawl-delay: 9',
+    ].join('\n');
+    expect(parseRobots(text, BOT).crawlDelayMs).toBe(2500);
+    expect(parseRobots(text, 'other').crawlDelayMs).toBe(9000);
+    expect(
+      parseRobots(`User-agent: ${BOT}\nCrawl-delay: 1\nUser-agent: *\nCrawl-delay: 7`, BOT).crawlDelayMs,
+    ).toBe(1000);
+    expect(parseRobots('User-agent: *\nCrawl-delay: 86400', BOT).crawlDelayMs).toBe(MAX_CRAWL_DELAY_MS);
+    for (const bad of ['-1', 'soon', '0', ''])
+      expect(parseRobots(`User-agent: *\nCrawl-delay: ${bad}`, BOT)).not.toHaveProperty('crawlDelayMs');
+    expect(parseRobots('User-agent: nobody\nCrawl-delay: 3', BOT)).not.toHaveProperty('crawlDelayMs');
   });
 
   test('the result survives a round trip through JSON', () => {

@@ -12,7 +12,12 @@ export interface RobotsRules {
   rules: RobotsRule[];
   /** Absolute http(s) URLs of the `Sitemap:` lines, whichever group they sit in. */
   sitemaps: string[];
+  /** The group's `Crawl-delay` in milliseconds (≤ MAX_CRAWL_DELAY_MS), when it has one. */
+  crawlDelayMs?: number;
 }
+
+/** A longer `Crawl-delay` is taken as this: one page a minute. */
+export const MAX_CRAWL_DELAY_MS = 60_000;
 
 // Bounds against hostile files. RFC 9309 §2.5 asks parsers to read at least 500 KiB.
 const MAX_TEXT_CHARS = 500 * 1024;
@@ -31,6 +36,7 @@ export function parseRobots(text: string, productToken: string): RobotsRules {
   const agent = PRODUCT_TOKEN.exec(productToken.trim())?.[0].toLowerCase() ?? '';
   const specific: RobotsRule[] = [];
   const generic: RobotsRule[] = [];
+  const delays: { specific?: number; generic?: number } = {};
   const sitemaps = new Set<string>();
   let foundSpecific = false;
   // The group being read: whether its user-agent lines name us or `*`.
@@ -53,12 +59,23 @@ export function parseRobots(text: string, productToken: string): RobotsRules {
       const target = groupIsSpecific ? specific : groupIsGeneric ? generic : null;
       const rule = target && target.length < MAX_RULES ? toRule(key === 'allow', value) : null;
       if (rule) target?.push(rule);
+    } else if (key === 'crawl-delay') {
+      const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+      const delayMs = Math.min(MAX_CRAWL_DELAY_MS, Math.round(seconds * 1000));
+      if (!(delayMs > 0)) continue;
+      if (groupIsSpecific) delays.specific ??= delayMs;
+      if (groupIsGeneric) delays.generic ??= delayMs;
     } else if (key === 'sitemap' && sitemaps.size < MAX_SITEMAPS) {
       const url = normalizeUrl(value);
       if (url !== null) sitemaps.add(url);
     }
   }
-  return { rules: foundSpecific ? specific : generic, sitemaps: [...sitemaps] };
+  const crawlDelayMs = foundSpecific ? delays.specific : delays.generic;
+  return {
+    rules: foundSpecific ? specific : generic,
+    sitemaps: [...sitemaps],
+    ...(crawlDelayMs !== undefined && { crawlDelayMs }),
+  };
 }
 
 /** True when `url` (absolute) may be fetched under `robots`: the longest matching rule decides, allow on a tie. */

@@ -49,6 +49,7 @@ describe('scrapeJob', () => {
         change_tracking: null,
         request: null,
         retention_days: null,
+        refetch: 'always',
       },
       timeoutMs: 30_000,
     });

@@ -92,6 +92,8 @@ function pageJob(name: string, source: string, options: ScrapeOptions): CreateJo
     change_tracking: null,
     request: requestSettings(options.fetch),
     retention_days: null,
+    // Run once and deleted when it expires: there is no next run that validators would spare.
+    refetch: 'always',
   };
 }
 

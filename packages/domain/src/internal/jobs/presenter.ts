@@ -32,6 +32,7 @@ export function toDetail(job: Job): JobDetail {
     change_tracking: job.changeTracking,
     request: maskRequest(job.request),
     retention_days: job.retentionDays,
+    refetch: job.refetch,
     last_run_id: job.lastRunId,
     mode: job.mode,
     origin: job.origin,

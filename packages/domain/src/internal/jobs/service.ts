@@ -164,6 +164,7 @@ export class JobsService {
       changeTracking: input.change_tracking,
       request: sealRequest(this.#box, id, input.request, null, input.source),
       retentionDays: input.retention_days,
+      refetch: input.refetch,
       status: 'scheduled',
       createdAt: now,
       updatedAt: now,
@@ -179,10 +180,11 @@ export class JobsService {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
                                render_config, proxy_config, crawl, change_tracking, request, retention_days,
-                               formats, content, origin, urls, expires_at, status, created_at, updated_at, next_run_at)
+                               formats, content, origin, urls, expires_at, refetch, status, created_at, updated_at,
+                               next_run_at)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
                      $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, $19::"JobOrigin", $20::jsonb, $21,
-                     'scheduled', $11, $11, $12)`,
+                     $22::"RefetchMode", 'scheduled', $11, $11, $12)`,
       values: [
         job.id,
         job.userId,
@@ -205,6 +207,7 @@ export class JobsService {
         job.origin,
         jsonText(job.urls),
         job.expiresAt?.toISOString() ?? null,
+        job.refetch,
       ],
     };
     const unknown = keyIssues(input.change_tracking, input.queries);
@@ -242,6 +245,7 @@ export class JobsService {
       if (input.crawl !== undefined) data.crawl = jsonOrNull(input.crawl);
       if (input.change_tracking !== undefined) data.changeTracking = jsonOrNull(input.change_tracking);
       if (input.retention_days !== undefined) data.retentionDays = input.retention_days;
+      if (input.refetch !== undefined) data.refetch = input.refetch;
       if (input.request !== undefined)
         data.request = jsonOrNull(
           sealRequest(this.#box, id, input.request, current.request, input.source ?? current.source),
@@ -260,6 +264,9 @@ export class JobsService {
         if (armed) await this.#scheduler.arm(id, scheduling);
         else await this.#scheduler.disarm(id);
       }
+      // Whatever changed, the next run fetches and extracts every page again (docs/api.md §20). A
+      // run still running keeps none of its pages' validators either: it started before this.
+      await tx.pageValidators.deleteMany({ where: { jobId: id } });
       return toJob(await tx.job.update({ where: { id }, data }));
     });
   }
@@ -297,7 +304,7 @@ export class JobsService {
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
                 RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
-                          formats, content, change_tracking, urls),
+                          formats, content, change_tracking, urls, refetch),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4,
@@ -305,7 +312,8 @@ export class JobsService {
                                          'render_config', render_config, 'proxy_config', proxy_config,
                                          'crawl', crawl, 'request', request, 'formats', formats,
                                          'content', content, 'track_content',
-                                         coalesce((change_tracking->>'content')::boolean, false), 'urls', urls)
+                                         coalesce((change_tracking->>'content')::boolean, false), 'urls', urls,
+                                         'refetch', refetch)
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started', ${STARTED_DATA}, $4

@@ -97,7 +97,9 @@ export class RunAnalysis {
                       j.name AS job_name, j.user_id, j.mode, j.queries, j.change_tracking
                  FROM runs r JOIN jobs j ON j.id = r.job_id
                 WHERE r.id = $1 AND r.analysis_due
-                  FOR UPDATE OF r SKIP LOCKED`,
+                  -- Not FOR UPDATE: a batch copying unchanged pages from this run holds it FOR KEY
+                  -- SHARE (docs/api.md §20), and neither needs to wait for the other.
+                  FOR NO KEY UPDATE OF r SKIP LOCKED`,
         values: [runId],
       });
       const run = rows[0];
@@ -157,7 +159,7 @@ export class RunAnalysis {
     const { rowCount } = await this.#db.pool.query({
       name: 'analysis-abandon',
       text: `UPDATE runs SET analysis_due = false
-              WHERE id = (SELECT id FROM runs WHERE id = $1 AND analysis_due FOR UPDATE SKIP LOCKED)`,
+              WHERE id = (SELECT id FROM runs WHERE id = $1 AND analysis_due FOR NO KEY UPDATE SKIP LOCKED)`,
       values: [runId],
     });
     return rowCount === 1;

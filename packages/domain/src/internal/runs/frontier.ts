@@ -37,6 +37,24 @@ export interface ClaimedUrl {
   crashes: number;
   /** Its worker died while parsing or extracting it alone after an earlier death: it fails (§16a). */
   blamed: boolean;
+  /** Answers 429 or 503 it got in earlier claims (§19). */
+  throttled: number;
+  /**
+   * What the job's last successful fetch of this page gave (docs/api.md §20), for a conditional
+   * request and to tell an unchanged page: null unless the run's job has `refetch: conditional`,
+   * the page was fetched before and the run holding its latest records still exists.
+   */
+  previous: PreviousFetch | null;
+}
+
+/** The validators, body hash and settings hash of a page's last successful fetch (docs/api.md §20). */
+export interface PreviousFetch {
+  etag: string | null;
+  lastModified: string | null;
+  /** Hex SHA-256 of the body. */
+  bodyHash: string;
+  /** fetchSettingsHash of the settings its records and document were made with. */
+  settingsHash: string;
 }
 
 /** A running run as the workers see it when they look for work. */
@@ -71,7 +89,16 @@ interface StateRow {
   rate_limit: number;
 }
 
-const RETURNING_CLAIMED = 'u.seq, u.kind, u.url, u.depth, u.claims, u.crashes, u.blamed';
+/** The claimed page's PreviousFetch, from its job's validators whose copy source is still there. */
+const PREVIOUS = `(SELECT jsonb_build_object('etag', v.etag, 'lastModified', v.last_modified,
+                                             'bodyHash', encode(v.body_hash, 'hex'),
+                                             'settingsHash', encode(v.settings_hash, 'hex'))
+                     FROM runs o
+                     JOIN page_validators v ON v.job_id = o.job_id AND v.url_key = u.url_key
+                     JOIN runs s ON s.id = v.source_run_id AND NOT s.deleting
+                    WHERE o.id = u.run_id AND u.kind = 'page'
+                      AND coalesce(o.settings->>'refetch', 'conditional') = 'conditional') AS previous`;
+const RETURNING_CLAIMED = `u.seq, u.kind, u.url, u.depth, u.claims, u.crashes, u.blamed, u.throttled, ${PREVIOUS}`;
 /** The run `r` holds a URL whose lease ran out. */
 const EXPIRED = `EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
                                  AND u.lease_until < ${NOW})`;
@@ -303,20 +330,26 @@ export class Frontier {
 
   /**
    * Gives claimed URLs back to the frontier unprocessed (this worker stops, or the job's next
-   * request start is too far away), with the pages' share of `max_pages`; no worker claims the
+   * request start or a place at the URL's host is too far away), with the pages' share of
+   * `max_pages` and the 429/503 answers each got (`throttled`, when given); no worker claims the
    * run's URLs before `notBefore` when given. Returns how many were no longer this claim's.
    */
   async release(
     runId: string,
-    urls: readonly { seq: number; claims: number }[],
+    urls: readonly { seq: number; claims: number; throttled?: number }[],
     notBefore: Date | null = null,
   ): Promise<number> {
     const { rows } = await this.#db.pool.query<{ released: number }>({
       name: 'frontier-release',
-      text: `WITH back AS (
-               UPDATE run_urls u SET status = 'pending', lease_until = NULL, alone_claim = NULL
-                 FROM unnest($2::int[], $3::int[]) AS h(seq, claims)
-                WHERE u.run_id = $1 AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
+      // The run's row is locked first, as claims and stored batches lock it: the other way round, a
+      // release, a batch being stored and a renewal of leases could deadlock.
+      text: `WITH r AS MATERIALIZED (SELECT id FROM runs WHERE id = $1 FOR UPDATE),
+           back AS (
+               UPDATE run_urls u SET status = 'pending', lease_until = NULL, alone_claim = NULL,
+                                     throttled = coalesce(h.throttled, u.throttled)
+                 FROM unnest($2::int[], $3::int[], $5::int[]) AS h(seq, claims, throttled)
+                WHERE u.run_id = (SELECT id FROM r) AND u.seq = h.seq AND u.claims = h.claims
+                  AND u.status = 'active'
                 RETURNING u.kind)
            UPDATE runs SET started_urls = started_urls - (SELECT count(*) FROM back WHERE kind = 'page'),
                            pending_urls = pending_urls + (SELECT count(*) FROM back),
@@ -324,7 +357,13 @@ export class Frontier {
                            next_claim_at = coalesce($4::timestamp(3), next_claim_at)
             WHERE id = $1
             RETURNING (SELECT count(*) FROM back)::int AS released`,
-      values: [runId, urls.map((u) => u.seq), urls.map((u) => u.claims), wallTime(notBefore)],
+      values: [
+        runId,
+        urls.map((u) => u.seq),
+        urls.map((u) => u.claims),
+        wallTime(notBefore),
+        urls.map((u) => u.throttled ?? null),
+      ],
     });
     return urls.length - (rows[0]?.released ?? 0);
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type Content,
   type Crawl,
@@ -9,6 +10,8 @@ import {
   proxyConfigSchema,
   type Query,
   querySchema,
+  REFETCH_MODES,
+  type RefetchModeName,
   type RenderConfig,
   renderConfigSchema,
 } from '@scrapejobs/contracts';
@@ -33,6 +36,8 @@ export interface RunSettings {
   trackContent: boolean;
   /** Secrets sealed: a worker opens them with the key of webhook secrets (jobs/request.ts). */
   request: StoredRequest | null;
+  /** Whether a page unchanged since its last successful fetch is copied instead (docs/api.md §20). */
+  refetch: RefetchModeName;
 }
 
 const settingsSchema = z
@@ -48,6 +53,7 @@ const settingsSchema = z
     content: contentSchema.nullable().default(null),
     track_content: z.boolean().default(false),
     urls: z.array(z.string()).nullable().default(null),
+    refetch: z.enum(REFETCH_MODES).default('conditional'),
   })
   .transform(
     (s): RunSettings => ({
@@ -62,6 +68,7 @@ const settingsSchema = z
       formats: s.formats,
       content: s.content,
       trackContent: s.track_content,
+      refetch: s.refetch,
     }),
   );
 
@@ -80,5 +87,41 @@ export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
       content: job.content,
       track_content: (job.changeTracking as { content?: boolean } | null)?.content ?? false,
       urls: job.urls,
+      refetch: job.refetch,
     },
   );
+
+/** JSON with every object's keys sorted, so that equal settings give equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The hex SHA-256 of what shapes a URL's records, document and links (docs/api.md §20): queries,
+ * formats, content, request (as stored), render_config and the crawl's link rules. A page whose
+ * stored hash differs was shaped by other settings: it is fetched and extracted again.
+ */
+export function fetchSettingsHash(settings: RunSettings): string {
+  const { crawl } = settings;
+  const shaping = {
+    queries: settings.queries,
+    formats: settings.formats,
+    content: settings.content,
+    request: settings.request,
+    render_config: settings.renderConfig,
+    crawl: crawl && {
+      follow: crawl.follow,
+      include: crawl.include,
+      exclude: crawl.exclude,
+      same_origin: crawl.same_origin,
+    },
+  };
+  return createHash('sha256').update(canonicalJson(shaping)).digest('hex');
+}

@@ -8,6 +8,15 @@ import { outboxEvent } from '../outbox.ts';
 import { FIRECRAWL_PAGE_EVENT } from '../webhooks/firecrawl.ts';
 import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
 import { type RunSettings, settingsOf } from './settings.ts';
+import {
+  completeCopies,
+  copyColumns,
+  type FetchValidators,
+  giveBackUnchanged,
+  hexBytes,
+  type PageCopy,
+  planUnchanged,
+} from './unchanged.ts';
 
 /** One page's records, serialised as soon as they are extracted: row index = position in `json`. */
 export interface PageRows {
@@ -32,6 +41,19 @@ export interface UrlOutcome {
   fetchedAt: Date | null;
   /** Why it failed or was skipped. */
   failure: RunFailure | null;
+  /**
+   * A `success` page fetched and extracted: what its job's next run needs to tell whether it
+   * changed (docs/api.md §20). Its job keeps them, with this run and seq as the page's copy source.
+   */
+  validators?: FetchValidators;
+  /**
+   * A `success` page that had not changed (answered 304, or 200 with the body hash and settings
+   * hash of its ClaimedUrl.previous), given without records, document, screenshot or found URLs:
+   * those of its copy source are copied. When they cannot be (retention deleted that run, or the
+   * page's links are needed and were never kept), its URL goes back to the frontier instead, its
+   * validators forgotten, and is claimed again for a full fetch (previous null).
+   */
+  unchanged?: true;
 }
 
 /** A URL found on a processed URL (a link, a sitemap's entry): accepted unless its run already has it. */
@@ -105,6 +127,19 @@ function withinPageLimit(batch: Batch): Batch {
   };
 }
 
+/** The batch without the records, links, screenshots and documents sent with unchanged outcomes: theirs are copied. */
+function withoutCopiedContent(batch: Batch): Batch {
+  const copied = new Set(batch.outcomes.filter(isUnchanged).map((o) => o.seq));
+  if (copied.size === 0) return batch;
+  return {
+    outcomes: batch.outcomes,
+    pages: batch.pages.filter((page) => !copied.has(page.urlIndex)),
+    found: batch.found.filter((url) => !copied.has(url.parentSeq)),
+    screenshots: batch.screenshots?.filter((shot) => !copied.has(shot.seq)) ?? [],
+    documents: batch.documents?.filter((document) => !copied.has(document.seq)) ?? [],
+  };
+}
+
 /** A page's records as the columns of result_pages (one entry per page that gave records). */
 interface PageColumns {
   urlIndexes: number[];
@@ -118,6 +153,9 @@ interface PageColumns {
 
 /** Runs whose answer to "does a Firecrawl webhook want its pages?" is kept, at most. */
 const WATCHED_RUNS_KEPT = 10_000;
+
+/** An outcome stored as a copy of its page's last successful fetch (docs/api.md §20). */
+const isUnchanged = (o: UrlOutcome) => o.status === 'success' && o.unchanged === true;
 
 /** What #writeBatch wrote: how many outcomes, and the seqs of the pages stored successfully. */
 const NOTHING_WRITTEN = { written: 0, pages: [] as number[] };
@@ -168,6 +206,15 @@ export class RunStore {
    * A value PostgreSQL refuses fails only its own page: the batch is stored again URL by URL, and
    * a page still refused is stored as a failed URL (EXTRACTION_ERROR) without its records.
    *
+   * Unchanged pages (docs/api.md §20): a page's `validators` are kept for its job's next run, this
+   * run and seq as its copy source, with its links (the batch's `found` of its seq) when it was
+   * followed for them. An `unchanged` page is stored as a copy of its copy source's records,
+   * document and screenshot, made inside PostgreSQL and counted in its `records` and the run's
+   * `results_count`; in a crawl below max_depth its kept links are accepted again as found on it.
+   * When the copy source is gone (retention) or its links are needed and were never kept, the URL
+   * goes back to the frontier as pending instead, its validators forgotten: it is claimed again
+   * with `previous: null` and fetched in full. Nothing for the worker to do; it is not a lost claim.
+   *
    * Returns how many outcomes were not written because their URL was no longer this claim's.
    */
   async saveBatch(runId: string, given: Batch): Promise<number> {
@@ -202,11 +249,10 @@ export class RunStore {
     }
   }
 
-  async #insertBatch(
-    runId: string,
-    { pages, outcomes, found, screenshots = [], documents = [] }: Batch,
-  ): Promise<number> {
-    if (outcomes.length === 0) return 0;
+  async #insertBatch(runId: string, given: Batch): Promise<number> {
+    if (given.outcomes.length === 0) return 0;
+    const { pages, found, screenshots = [], documents = [] } = withoutCopiedContent(given);
+    let outcomes = given.outcomes;
     const stored = pages.filter((page) => page.records > 0);
     const rows: PageColumns = {
       urls: stored.map((page) => page.url),
@@ -219,15 +265,36 @@ export class RunStore {
     const client = await this.#db.pool.connect();
     try {
       await client.query('BEGIN');
+      // Validators reference their job: the batch holds its job's row before its run's, in the
+      // order job updates and deletions take them, so that neither waits for the other in a cycle.
+      if (outcomes.some((o) => o.status === 'success' && (o.validators !== undefined || o.unchanged)))
+        await client.query({
+          name: 'runs-batch-lock-job',
+          text: 'SELECT 1 FROM jobs WHERE id = (SELECT job_id FROM runs WHERE id = $1) FOR KEY SHARE',
+          values: [runId],
+        });
       const locked = await client.query<{ status: string }>({
         name: 'runs-batch-lock',
         text: `SELECT status FROM runs WHERE id = $1 AND status IN ('running', 'cancelled') FOR UPDATE`,
         values: [runId],
       });
+      let copies: PageCopy[] = [];
+      if (locked.rowCount !== 0 && outcomes.some(isUnchanged))
+        ({ outcomes, copies } = await this.#planCopies(client, runId, outcomes));
       const { written, pages: succeeded } =
         locked.rowCount === 0
           ? NOTHING_WRITTEN
-          : await this.#writeBatch(client, runId, outcomes, found, rows);
+          : await this.#writeBatch(client, runId, outcomes, found, rows, copies);
+      const done = new Set(succeeded);
+      const storedCopies = copies.filter((copy) => done.has(copy.seq));
+      if (storedCopies.length > 0) {
+        const validators = new Map(outcomes.map((o) => [o.seq, o.validators ?? null]));
+        await completeCopies(
+          client,
+          runId,
+          storedCopies.map((copy) => ({ ...copy, validators: validators.get(copy.seq) ?? null })),
+        );
+      }
       if (written > 0 && screenshots.length > 0)
         await this.#writeScreenshots(client, runId, outcomes, screenshots);
       if (written > 0 && documents.length > 0) await this.#writeDocuments(client, runId, outcomes, documents);
@@ -248,6 +315,29 @@ export class RunStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * The unchanged outcomes of a batch (docs/api.md §20): those whose copy source is there become
+   * copies, counting its records; the URLs of the others go back to the frontier for a full fetch
+   * and leave the batch (they are not lost claims). Outcomes whose claim was lost stay, and are
+   * counted lost as any other.
+   */
+  async #planCopies(
+    client: PoolClient,
+    runId: string,
+    outcomes: readonly UrlOutcome[],
+  ): Promise<{ outcomes: UrlOutcome[]; copies: PageCopy[] }> {
+    const plan = await planUnchanged(client, runId, outcomes.filter(isUnchanged));
+    if (plan.back.length > 0) await giveBackUnchanged(client, runId, plan.back);
+    const back = new Set(plan.back.map((url) => url.seq));
+    const records = new Map(plan.copies.map((copy) => [copy.seq, copy.records]));
+    return {
+      copies: plan.copies,
+      outcomes: outcomes
+        .filter((o) => !(isUnchanged(o) && back.has(o.seq)))
+        .map((o) => (isUnchanged(o) && records.has(o.seq) ? { ...o, records: records.get(o.seq)! } : o)),
+    };
   }
 
   /**
@@ -357,30 +447,47 @@ export class RunStore {
     });
   }
 
+  /**
+   * The batch's main statement: the outcomes written under their claims (`done`), the records of
+   * the pages stored and of those copied, the URLs found (the links of copied pages included,
+   * through the same dedupe and limits), the validators of pages fetched, and the run's counts.
+   */
   async #writeBatch(
     client: PoolClient,
     runId: string,
     outcomes: readonly UrlOutcome[],
     found: readonly FoundUrl[],
     rows: PageColumns,
+    copies: readonly PageCopy[],
   ): Promise<{ written: number; pages: number[] }> {
+    const copy = copyColumns(copies);
+    const copied = new Set(copy.seqs);
+    // Validators of pages fetched and extracted; an unchanged page's are kept by completeCopies.
+    const fetched = (o: UrlOutcome) => (copied.has(o.seq) ? undefined : o.validators);
     const { rows: saved } = await client.query<{ written: number; pages: number[] }>({
       name: 'runs-save-batch',
       text: `WITH r AS (
-               SELECT r.id, r.status, r.next_seq, ${MAX_PAGES} + ${ACCEPTED_BEYOND_MAX_PAGES} - r.total_urls AS room
-                 FROM runs r WHERE r.id = $1),
+               SELECT r.id, r.job_id, r.status, r.next_seq,
+                      ${MAX_PAGES}::bigint + ${ACCEPTED_BEYOND_MAX_PAGES} - r.total_urls AS room,
+                      -- A run of a job changed since it started (updated, paused) keeps no validators:
+                      -- the job's next run fetches everything (docs/api.md §20).
+                      coalesce(r.settings->>'refetch', 'conditional') = 'conditional' AND j.updated_at <= r.started_at
+                        AS keeps_validators
+                 FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.id = $1),
              o AS MATERIALIZED (
                SELECT * FROM unnest($2::int[], $3::int[], $4::"UrlStatus"[], $5::int[], $6::int[], $7::int[],
-                                    $8::timestamp(3)[], $9::text[], $10::text[])
-                 AS o(seq, claims, status, http_status, records, duration_ms, fetched_at, error_code, error_message)),
+                                    $8::timestamp(3)[], $9::text[], $10::text[], $22::boolean[], $23::text[],
+                                    $24::text[], $25::bytea[], $26::bytea[], $27::boolean[])
+                 AS o(seq, claims, status, http_status, records, duration_ms, fetched_at, error_code, error_message,
+                      unchanged, etag, last_modified, body_hash, settings_hash, links_followed)),
              done AS (
                UPDATE run_urls u SET status = o.status, http_status = o.http_status, records = o.records,
                                      duration_ms = o.duration_ms, fetched_at = o.fetched_at,
                                      error_code = o.error_code, error_message = o.error_message,
-                                     lease_until = NULL, alone_claim = NULL
+                                     unchanged = o.unchanged, lease_until = NULL, alone_claim = NULL
                  FROM o
                 WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
-                RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message),
+                RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message, u.url_key, u.depth),
              stored AS (
                INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
                SELECT $1, t.url_index, t.url, t.scraped_at, t.records, t.id_base, t.data
@@ -389,11 +496,32 @@ export class RunStore {
                    AS t(url_index, url, scraped_at, records, id_base, data)
                 WHERE t.url_index IN (SELECT seq FROM done WHERE status = 'success')
                RETURNING records),
-             found AS (
-               SELECT f.*, row_number() OVER (ORDER BY f.ord) AS n,
-                      count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.ord) AS nth_page
+             c AS (
+               SELECT c.*, d.url_key, d.depth
+                 FROM unnest($28::int[], $29::text[], $30::int[], $31::text[], $32::boolean[])
+                        AS c(seq, source_run_id, source_seq, id_base, follow)
+                 JOIN done d ON d.seq = c.seq AND d.status = 'success'),
+             copied AS (
+               INSERT INTO result_pages (run_id, url_index, url, scraped_at, records, id_base, data)
+               SELECT $1, c.seq, p.url, $33::timestamp(3), p.records, c.id_base, p.data
+                 FROM c JOIN result_pages p ON p.run_id = c.source_run_id AND p.url_index = c.source_seq
+               RETURNING records),
+             links AS (
+               SELECT f.kind, f.url, f.url_key, f.depth, f.parent_seq, 0 AS part, f.ord
                  FROM unnest($17::"UrlKind"[], $18::text[], $19::bytea[], $20::int[], $21::int[])
                         WITH ORDINALITY AS f(kind, url, url_key, depth, parent_seq, ord)
+               UNION ALL
+               -- A copied page's links, as its last fetch found them (its key as urlKey computes it).
+               SELECT 'page', l.url, substring(sha256(convert_to('page ' || l.url, 'UTF8')) FROM 1 FOR 16),
+                      c.depth + 1, c.seq, 1 + c.seq, l.ord
+                 FROM c JOIN r ON true
+                 JOIN page_validators v ON v.job_id = r.job_id AND v.url_key = c.url_key
+                 CROSS JOIN LATERAL unnest(v.links) WITH ORDINALITY AS l(url, ord)
+                WHERE c.follow),
+             found AS (
+               SELECT f.*, row_number() OVER (ORDER BY f.part, f.ord) AS n,
+                      count(*) FILTER (WHERE f.kind = 'page') OVER (ORDER BY f.part, f.ord) AS nth_page
+                 FROM links f
                 WHERE f.parent_seq IN (SELECT seq FROM done WHERE status = 'success')),
              accepted AS (
                INSERT INTO run_urls (run_id, seq, kind, url, url_key, depth, parent_seq)
@@ -402,6 +530,24 @@ export class RunStore {
                 WHERE r.status = 'running' AND (found.kind <> 'page' OR found.nth_page <= r.room)
                ON CONFLICT (run_id, url_key) DO NOTHING
                RETURNING kind),
+             page_links AS (
+               SELECT f.parent_seq, array_agg(f.url ORDER BY f.ord) AS urls
+                 FROM unnest($17::"UrlKind"[], $18::text[], $21::int[]) WITH ORDINALITY AS f(kind, url, parent_seq, ord)
+                WHERE f.kind = 'page' AND (SELECT keeps_validators FROM r)
+                  AND f.parent_seq IN (SELECT seq FROM o WHERE o.links_followed)
+                GROUP BY f.parent_seq),
+             validated AS (
+               INSERT INTO page_validators AS v (job_id, url_key, etag, last_modified, body_hash, settings_hash,
+                                                 source_run_id, source_seq, links)
+               SELECT r.job_id, d.url_key, o.etag, o.last_modified, o.body_hash, o.settings_hash, $1, d.seq,
+                      CASE WHEN o.links_followed THEN coalesce(l.urls, '{}') END
+                 FROM done d JOIN o ON o.seq = d.seq JOIN r ON r.keeps_validators
+                 LEFT JOIN page_links l ON l.parent_seq = d.seq
+                WHERE d.status = 'success' AND d.kind = 'page' AND o.body_hash IS NOT NULL
+               ON CONFLICT (job_id, url_key) DO UPDATE
+                  SET etag = excluded.etag, last_modified = excluded.last_modified, body_hash = excluded.body_hash,
+                      settings_hash = excluded.settings_hash, source_run_id = excluded.source_run_id,
+                      source_seq = excluded.source_seq, links = excluded.links),
              lowest AS (
                SELECT seq, error_code, error_message FROM done
                 WHERE kind = 'page' AND status = 'failed' ORDER BY seq LIMIT 1)
@@ -414,7 +560,8 @@ export class RunStore {
              total_urls = total_urls + (SELECT count(*) FROM accepted WHERE kind = 'page'),
              pending_urls = pending_urls + (SELECT count(*) FROM accepted),
              active_urls = active_urls - (SELECT count(*) FROM done),
-             results_count = results_count + (SELECT coalesce(sum(records), 0) FROM stored),
+             results_count = results_count + (SELECT coalesce(sum(records), 0) FROM stored)
+                                           + (SELECT coalesce(sum(records), 0) FROM copied),
              next_seq = next_seq + (SELECT count(*) FROM found),
              attempts = 0,
              first_failure = CASE
@@ -447,6 +594,18 @@ export class RunStore {
         found.map((f) => Buffer.from(f.key)),
         found.map((f) => f.depth),
         found.map((f) => f.parentSeq),
+        outcomes.map((o) => copied.has(o.seq)),
+        outcomes.map((o) => fetched(o)?.etag ?? null),
+        outcomes.map((o) => fetched(o)?.lastModified ?? null),
+        outcomes.map((o) => hexBytes(fetched(o)?.bodyHash)),
+        outcomes.map((o) => hexBytes(fetched(o)?.settingsHash)),
+        outcomes.map((o) => fetched(o)?.linksFollowed ?? false),
+        copy.seqs,
+        copy.sourceRunIds,
+        copy.sourceSeqs,
+        copy.idBases,
+        copy.follow,
+        copy.scrapedAt,
       ],
     });
     return saved[0] ?? NOTHING_WRITTEN;
