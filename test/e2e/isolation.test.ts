@@ -23,11 +23,16 @@ const workers: Proc[] = [];
 // Pages a hostile user points its jobs at.
 const NESTED_200 = `<html><body>${'<div>'.repeat(200)}x${'</div>'.repeat(200)}</body></html>`;
 const NESTED_1MIB = `<html><body>${`<div>${'y'.repeat(1_040)}`.repeat(1_000)}${'</div>'.repeat(1_000)}</body></html>`;
-/** `/hang-twice` is held open the first two times until the test ends; `/slow-user/<n>` tracks concurrency. */
+/**
+ * `/hang-twice` is held open the first two times, and `/held/<n>` every time, until the test answers
+ * or ends; `/slow-user/<n>` answers 400 ms after `slowUsersGo` settles, and tracks concurrency.
+ */
 const held: ServerResponse[] = [];
 let slowInFlight = 0;
 let hangTwice = 0;
 let slowPeak = 0;
+let slowUsersGo: Promise<void> = Promise.resolve();
+let letSlowUsersGo = () => {};
 
 function hostile(req: IncomingMessage, res: ServerResponse): boolean {
   const path = new URL(req.url ?? '/', 'http://site').pathname;
@@ -35,6 +40,7 @@ function hostile(req: IncomingMessage, res: ServerResponse): boolean {
   if (path.startsWith('/nested-200')) res.end(NESTED_200);
   else if (path.startsWith('/nested-1mib')) res.end(NESTED_1MIB);
   else if (path === '/nul') res.end('<html><body><p>a\0b</p><p>c\0\0d</p></body></html>');
+  else if (path.startsWith('/held/')) held.push(res);
   else if (path === '/hang-twice') {
     hangTwice++;
     if (hangTwice <= 2) held.push(res);
@@ -42,10 +48,19 @@ function hostile(req: IncomingMessage, res: ServerResponse): boolean {
   } else if (path.startsWith('/slow-user/')) {
     slowInFlight++;
     slowPeak = Math.max(slowPeak, slowInFlight);
-    setTimeout(() => {
-      slowInFlight--;
-      res.end(listPage('slow', 2));
-    }, 400);
+    let open = true;
+    const settle = () => {
+      if (open) slowInFlight--;
+      open = false;
+    };
+    // Answered, or given up by its worker first.
+    res.on('close', settle);
+    void slowUsersGo.then(() =>
+      setTimeout(() => {
+        settle();
+        res.end(listPage('slow', 2));
+      }, 400),
+    );
   } else return false;
   return true;
 }
@@ -88,6 +103,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.kill('SIGKILL')));
   for (const res of held.splice(0)) res.destroy();
+  letSlowUsersGo();
 });
 
 afterAll(async () => {
@@ -319,33 +335,52 @@ describe('isolation between users on shared scraper workers', () => {
   });
 
   it("bounds one user's URLs in flight across the fleet, while another user's job runs beside them", async () => {
-    await startWorker({ MAX_RUNNING_URLS_PER_USER: '2' });
-    await startWorker({ MAX_RUNNING_URLS_PER_USER: '2' });
+    await Promise.all([1, 2].map(() => startWorker({ MAX_RUNNING_URLS_PER_USER: '2' })));
     slowPeak = 0;
+    slowUsersGo = new Promise((resolve) => {
+      letSlowUsersGo = resolve;
+    });
     const jobs = await Promise.all(
       ['a', 'b'].map((k) => createJob(alice, { source: `${site.url}/slow-user/${k}[1-6]` })),
     );
     const runs = await Promise.all(jobs.map((jobId) => run(alice, jobId)));
-    await until(async () => slowInFlight > 0);
+    // Both of Alice's places in the fleet are taken, by requests the site leaves unanswered.
+    await until(async () => slowInFlight >= 2);
     const other = await run(bob, await createJob(bob, { source: `${site.url}/page/[1-3]` }));
     const otherEnd = await ended(other.runId);
     expect(otherEnd.status).toBe('success');
-    expect(otherEnd.finishedAt!.getTime() - other.at).toBeLessThan(3_000);
+    // Bob's run went through while the site held Alice's URLs unanswered: beside them, not after
+    // them. Meanwhile she had no more than her two in flight.
+    expect(slowPeak).toBe(2);
+    letSlowUsersGo();
     for (const { runId } of runs) expect((await ended(runId)).status).toBe('success');
     expect(slowPeak).toBe(2);
   });
 
   it("gives the next free place to another user's run when one user holds every place", async () => {
-    await startWorker({ SCRAPER_CONCURRENCY: '2' });
+    // Four places here: two runs at a time, two URLs each.
+    await startWorker({ SCRAPER_CONCURRENCY: '2', RUN_URL_CONCURRENCY: '2' });
+    const from = site.hits.length;
     const long = await Promise.all(
-      [1, 2, 3].map((n) => createJob(alice, { source: `${site.url}/slow/${n}[01-40]?ms=1000` })),
+      [1, 2, 3].map((n) => createJob(alice, { source: `${site.url}/held/${n}[01-10]` })),
     );
     const longRuns = await Promise.all(long.map((jobId) => run(alice, jobId)));
-    await new Promise((r) => setTimeout(r, 2_500));
-    const { runId, at } = await run(bob, await createJob(bob, { source: `${site.url}/page/7` }));
+    // Every place is Alice's, each waiting for the site's answer.
+    await until(async () => held.length === 4);
+    const { runId } = await run(bob, await createJob(bob, { source: `${site.url}/page/7` }));
+    // Bob's run is in the frontier the worker looks at: it has its URL.
+    await until(async () => (await tdb.db.runUrl.count({ where: { runId } })) === 1);
+    held.shift()!.end(listPage('held', 1));
+    // The place that frees goes to Bob's URL, although each of Alice's runs has URLs waiting.
+    const requested = () =>
+      site.hits
+        .slice(from)
+        .map((h) => h.path)
+        .filter((p) => p === '/page/7' || p.startsWith('/held/'));
+    await until(async () => requested().length > 4);
+    expect(requested()[4]).toBe('/page/7');
     const done = await ended(runId);
     expect(done.status).toBe('success');
-    expect(done.finishedAt!.getTime() - at).toBeLessThan(3_000);
     for (const { runId: longRun } of longRuns)
       expect((await tdb.db.run.findUniqueOrThrow({ where: { id: longRun } })).status).toBe('running');
     for (const jobId of long) expect((await alice.post(`/jobs/${jobId}/pause`)).status).toBe(200);

@@ -13,6 +13,18 @@ afterAll(async () => {
 
 const CHILD = new URL('../../../test/fixtures/limiter-child.ts', import.meta.url).pathname;
 
+/**
+ * Redis's clock (epoch ms), asked on the limiter's own connection: Redis reads it after every
+ * command the limiter sent before, and before every command it sends after.
+ */
+const redisNow = async () => {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+};
+/** The slot a job's last start took: its budget holds the next one, an interval on. */
+const lastSlot = async (jobId: string, perMinute: number) =>
+  Number(await redis.get(`${prefix.prefix}:job-rate:${jobId}`)) - 60_000 / perMinute;
+
 describe('JobRateLimiter', () => {
   it('spaces the starts of three processes sharing one job budget evenly', async () => {
     const take = () =>
@@ -31,17 +43,18 @@ describe('JobRateLimiter', () => {
   });
 
   it('takes a new slot when it wakes up past the next one, as a paused process would', async () => {
-    await limiter.acquire('job_late', 600); // now; the next slot is 100 ms on
+    // Asked together, so that nothing comes between the grants: now, and the slot 100 ms on.
+    const first = limiter.acquire('job_late', 600);
     const second = limiter.acquire('job_late', 600);
-    await new Promise((r) => setTimeout(r, 20)); // granted, and waiting for its slot
+    // Redis answers in order: once this is answered, the second has read its grant and waits.
+    await redis.ping();
     const heldUntil = Date.now() + 400;
     while (Date.now() < heldUntil); // this process is held up past that slot
-    await second;
+    const holdEnded = redisNow();
+    await Promise.all([first, second]);
     // Starting in the stale slot would leave the budget behind, and the next start would follow
-    // at once: a burst. With a new slot the next one waits its 100 ms.
-    const asked = Date.now();
-    await limiter.acquire('job_late', 600);
-    expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
+    // at once: a burst. A new slot is taken after the hold, and the budget goes on from there.
+    expect(await lastSlot('job_late', 600)).toBeGreaterThanOrEqual(await holdEnded);
   });
 
   it('takes a new slot when the answer for a slot due now is read past the next one', async () => {
@@ -50,10 +63,9 @@ describe('JobRateLimiter', () => {
     const granted = limiter.acquire('job_held', 600);
     const heldUntil = Date.now() + 400;
     while (Date.now() < heldUntil); // held up before it reads Redis's answer
+    const holdEnded = redisNow();
     await granted;
-    const asked = Date.now();
-    await limiter.acquire('job_held', 600);
-    expect(Date.now() - asked).toBeGreaterThanOrEqual(80);
+    expect(await lastSlot('job_held', 600)).toBeGreaterThanOrEqual(await holdEnded);
   });
 
   it('gives separate jobs separate budgets, and aborts a wait at once', async () => {
