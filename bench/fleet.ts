@@ -5,7 +5,8 @@
  *
  *   - Site: bench/fleet-site.ts in its own process, ~80 KB pages with 400 list items each,
  *     warmed (every page built once) before anything is measured.
- *   - Jobs: `http://127.0.0.1:<port>/p/j<k>/[1-100]`, rate_limit 6000, three queries: css `h1`,
+ *   - Jobs: `http://127.0.0.1:<port>/p/j<k>/[1-100]`, rate_limit 6000, `refetch: always` (every
+ *     round fetches and extracts every page), three queries: css `h1`,
  *     css `li.item > a::attr(href)`, xpath `//span[@class="price"]`; 400 records per page.
  *   - Ours: `apps/api/src/main.ts` (key from the keys CLI) and `apps/scraper-worker/src/main.ts`
  *     started with test/support/processes.ts `startApp`, SCRAPER_CONCURRENCY and
@@ -124,13 +125,6 @@ function workerSelfReport(from: number, to: number) {
   };
 }
 
-async function startSiteProcess(): Promise<{ child: ChildProcess; url: string }> {
-  const logFile = join(tmp, 'site.log');
-  const child = support.spawnLogged(['bench/fleet-site.ts'], logFile, { stderr: 'inherit' });
-  const [, port] = await support.waitForLog(child, logFile, /listening (\d+)/, 'the site');
-  return { child, url: `http://127.0.0.1:${port}` };
-}
-
 // ---------------------------------------------------------------- CPU accounting
 
 interface CpuMark {
@@ -142,43 +136,6 @@ function cpuMark(pids: Record<string, number | undefined>): CpuMark {
   const m = new Map<string, number>();
   for (const [name, pid] of Object.entries(pids)) if (pid) m.set(name, support.cpuMsOf(pid) ?? 0);
   return { at: performance.now(), machine: support.machineCpu(), pids: m };
-}
-/**
- * CPU time of the PostgreSQL backends serving the bench database: they come and go with the
- * pools, so they are looked up every 500 ms; a backend seen first after the start counts from 0.
- */
-async function postgresTracker() {
-  const client = new pg.Client({ connectionString: support.ADMIN_URL });
-  await client.connect();
-  const seen = new Map<number, { first: number; last: number }>();
-  const poll = async (initial: boolean) => {
-    for (const pid of await support.backendPids(client, DB_NAME)) {
-      const ms = support.cpuMsOf(pid);
-      if (ms === null) continue;
-      const entry = seen.get(pid);
-      if (entry) entry.last = ms;
-      else seen.set(pid, { first: initial ? ms : 0, last: ms });
-    }
-  };
-  await poll(true);
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      await support.sleep(500);
-      await poll(false).catch(() => {});
-    }
-  })();
-  return {
-    async stop(): Promise<number> {
-      running = false;
-      await loop;
-      await poll(false).catch(() => {});
-      await client.end();
-      let ms = 0;
-      for (const { first, last } of seen.values()) ms += last - first;
-      return ms;
-    },
-  };
 }
 /** Cores used on average between two marks, per watched process and for the whole machine. */
 function coresBetween(a: CpuMark, b: CpuMark) {
@@ -268,7 +225,7 @@ async function runOurs(
 ): Promise<OursResult> {
   const busyBefore = args['no-wait'] ? -1 : await support.waitForQuiet();
   process.stderr.write(`bench: round ${round}: ours (10 jobs × ${PAGES} pages, one worker) … `);
-  const pgCpu = await postgresTracker();
+  const pgCpu = await support.postgresTracker(DB_NAME);
   const watch = () => ({
     worker: worker.child.pid,
     api: api.child.pid,
@@ -459,7 +416,7 @@ async function runCrawlee(
 async function main() {
   support.log(`database ${DB_NAME}, Redis prefix ${PREFIX}, ${os.availableParallelism()} cores`);
   const databaseUrl = await support.createBenchDatabase(DB_NAME);
-  const site = await startSiteProcess();
+  const site = await support.startSiteProcess('bench/fleet-site.ts', join(tmp, 'site.log'));
 
   const urls: string[] = [];
   for (let j = 0; j < JOBS; j++) for (let n = 1; n <= PAGES; n++) urls.push(`${site.url}/p/j${j}/${n}`);
@@ -495,6 +452,9 @@ async function main() {
       rate_limit: 6000,
       queries,
       ...(FORMATS.length > 0 && { formats: FORMATS }),
+      // Every round fetches and extracts every page: later rounds would otherwise copy the
+      // unchanged pages of the first (docs/api.md §20; bench/unchanged.ts measures that path).
+      refetch: 'always',
     });
     if (r.status !== 201) throw new Error(`POST /jobs answered ${r.status}: ${JSON.stringify(r.body)}`);
     jobIds.push(r.body.job_id);

@@ -27,7 +27,7 @@ import { type ParseArgsOptionsConfig, parseArgs, promisify } from 'node:util';
 import type { Database } from '@scrapejobs/db';
 import type { Scope } from '@scrapejobs/domain';
 import type { Redis } from 'ioredis';
-import type pg from 'pg';
+import pg from 'pg';
 import { freePort, type Proc, startApp } from '../test/support/processes.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -179,6 +179,61 @@ export async function backendPids(client: pg.Client, name: string): Promise<numb
     name,
   ]);
   return r.rows.map((row) => row.pid);
+}
+
+/**
+ * CPU time (ms) of the PostgreSQL backends serving database `name`: they come and go with the
+ * pools, so they are looked up every 500 ms; a backend seen first after the start counts from 0.
+ */
+export async function postgresTracker(name: string) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  const seen = new Map<number, { first: number; last: number }>();
+  const poll = async (initial: boolean) => {
+    for (const pid of await backendPids(client, name)) {
+      const ms = cpuMsOf(pid);
+      if (ms === null) continue;
+      const entry = seen.get(pid);
+      if (entry) entry.last = ms;
+      else seen.set(pid, { first: initial ? ms : 0, last: ms });
+    }
+  };
+  const total = () => [...seen.values()].reduce((ms, { first, last }) => ms + last - first, 0);
+  await poll(true);
+  let running = true;
+  let polling = Promise.resolve();
+  const loop = (async () => {
+    while (running) {
+      await sleep(500);
+      polling = poll(false).catch(() => {});
+      await polling;
+    }
+  })();
+  return {
+    /** The total so far. */
+    async read(): Promise<number> {
+      await polling;
+      await poll(false).catch(() => {});
+      return total();
+    },
+    async stop(): Promise<number> {
+      running = false;
+      await loop;
+      await poll(false).catch(() => {});
+      await client.end();
+      return total();
+    },
+  };
+}
+
+/** A bench site (`script`, which logs `listening <port>`) in its own process, logging to `logFile`. */
+export async function startSiteProcess(
+  script: string,
+  logFile: string,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawnLogged([script], logFile, { stderr: 'inherit' });
+  const [, port] = await waitForLog(child, logFile, /listening (\d+)/, 'the site');
+  return { child, url: `http://127.0.0.1:${port}` };
 }
 
 /** A Redis prefix of the bench's own, `bench-<what>-<random>`; its keys are deleted when the bench ends. */

@@ -251,9 +251,10 @@ function registerFrontierMetrics(registry: Registry, db: Database): void {
 
 /** Politeness toward target hosts across the fleet (docs/api.md §19), as the workers count it in Redis. */
 function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): void {
+  // Redis unreachable: the last values stay, and the rest of /metrics is still served.
   const counts = async () => {
-    const fields = await redis.hgetall(hostCountsKey(prefix));
-    return (field: string) => Number(fields[field] ?? 0);
+    const fields = await redis.hgetall(hostCountsKey(prefix)).catch(() => null);
+    return fields && ((field: string) => Number(fields[field] ?? 0));
   };
   new Counter({
     name: 'host_waits_total',
@@ -261,6 +262,7 @@ function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): 
     registers: [registry],
     async collect() {
       const count = await counts();
+      if (!count) return;
       this.reset();
       this.inc(count('waits'));
     },
@@ -272,6 +274,7 @@ function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): 
     registers: [registry],
     async collect() {
       const count = await counts();
+      if (!count) return;
       this.reset();
       for (const reason of ['429', '503']) this.inc({ reason }, count(`backoffs:${reason}`));
     },
@@ -281,7 +284,8 @@ function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): 
     help: 'Target hosts paused now after a 429 or 503 answer, fleet-wide.',
     registers: [registry],
     async collect() {
-      this.set(await redis.zcount(pausedHostsKey(prefix), `(${Date.now()}`, '+inf'));
+      const paused = await redis.zcount(pausedHostsKey(prefix), `(${Date.now()}`, '+inf').catch(() => null);
+      if (paused !== null) this.set(paused);
     },
   });
 }

@@ -51,6 +51,8 @@ interface AttemptState {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** The body of an answer that is not a page is read to its end (not cut) up to this size. */
+const DRAINED_BYTES = 64 * 1024;
 
 /**
  * Sends one GET and does not follow redirects. Throws a FetchError, or the caller's abort
@@ -121,7 +123,7 @@ async function exchange(
   }
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) {
-    response.destroy();
+    await drain(response).catch(() => {});
     return { status, headers: response.headers, body: EMPTY };
   }
   // A PDF may be larger than a page (docs/api.md §17).
@@ -154,6 +156,19 @@ async function exchange(
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
     throw error;
+  }
+}
+
+/**
+ * Reads the body of an answer that is not a page to its end, so that its connection stays open for
+ * the next request (none for a 304, a few bytes for a redirect or an error page); past
+ * DRAINED_BYTES the connection is cut instead.
+ */
+async function drain(response: http.IncomingMessage): Promise<void> {
+  let total = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > DRAINED_BYTES) return void response.destroy();
   }
 }
 

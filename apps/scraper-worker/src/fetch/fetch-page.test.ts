@@ -554,6 +554,24 @@ describe('a run’s kept-alive connections', () => {
     expect(site.connections.accepted).toBe(4);
   });
 
+  test('a 304 and short error pages keep the connection; a long error page is cut', async () => {
+    const site = await serve((req, res) => {
+      if (req.url === '/same') res.writeHead(304).end();
+      else if (req.url === '/gone') res.writeHead(404, { 'content-type': 'text/html' }).end('not here');
+      else if (req.url === '/huge') res.writeHead(500).end('x'.repeat(200_000));
+      else res.end('page');
+    });
+    const connections = pool();
+    const conditional = { etag: '"v1"', lastModified: null };
+    expect((await fetchPage(`${site.url}/same`, { ...open, connections, conditional })).status).toBe(304);
+    await failure(fetchPage(`${site.url}/gone`, { ...open, connections }));
+    expect((await fetchPage(`${site.url}/same`, { ...open, connections, conditional })).status).toBe(304);
+    expect(site.connections.accepted).toBe(1);
+    await failure(fetchPage(`${site.url}/huge`, { ...open, connections, retries: 0 }));
+    await fetchPage(`${site.url}/page`, { ...open, connections });
+    expect(site.connections.accepted).toBe(2);
+  });
+
   test('a kept connection the site dropped is replaced at once, without spending a retry', async () => {
     const served = new WeakSet<object>();
     const site = await serve((req, res) => {

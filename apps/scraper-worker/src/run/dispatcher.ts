@@ -240,6 +240,8 @@ export class Dispatcher {
           this.#options.urlConcurrency - work.inFlight,
           // A slow job claims what it can start within a claim's hold, not URLs that would wait.
           Math.floor((work.settings.rateLimit * MAX_HOLD_MS) / 60_000) + 1,
+          // No more of its user's places than the run has URLs to give (a one-page scrape takes one).
+          state.seeded ? state.pending : Number.POSITIVE_INFINITY,
         );
     if (wanted <= 0) return this.#idle(work);
     // Reserved until launched, so that the claims of a wave never take more than the free places.

@@ -66,6 +66,8 @@ export interface RunState {
   startedAt: Date;
   /** Pending URLs within the run's `max_pages`. */
   claimable: boolean;
+  /** How many URLs a claim could get now (0 before the run is seeded). */
+  pending: number;
   /** A claimed URL whose worker stopped renewing its lease. */
   expired: boolean;
   /** Claimed URLs, expired ones included. */
@@ -83,6 +85,7 @@ interface StateRow {
   seeded: boolean;
   started_at: number;
   claimable: boolean;
+  pending: number;
   expired: boolean;
   active: boolean;
   not_before: number | null;
@@ -138,6 +141,7 @@ export class Frontier {
                GROUP BY id)
              SELECT r.id, r.job_id, j.user_id, r.seeded, ${epochMs('r.started_at')} AS started_at,
                     r.pending_urls > 0 AND r.started_urls < ${MAX_PAGES} AS claimable,
+                    r.pending_urls AS pending,
                     r.active_urls > 0 AND ${EXPIRED} AS expired,
                     r.active_urls > 0 AS active,
                     ${epochMs('greatest(r.retry_at, r.next_claim_at)')} AS not_before,
@@ -154,6 +158,7 @@ export class Frontier {
       seeded: row.seeded,
       startedAt: new Date(row.started_at),
       claimable: row.claimable,
+      pending: row.pending,
       expired: row.expired,
       active: row.active,
       notBefore: row.not_before === null ? null : new Date(row.not_before),
