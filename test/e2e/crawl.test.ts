@@ -413,9 +413,17 @@ describe('crawls (docs/api.md §11, §12)', () => {
     });
     sites.push(slow);
     const fleet: Proc[] = [];
+    // Places at the one host for all twelve URLs in flight: with fewer, the held requests of the
+    // other two workers could take every place, and the doomed one would never send one.
+    const places = { HOST_MAX_CONCURRENCY: '12' };
     for (const agent of [DOOMED_AGENT, USER_AGENT, USER_AGENT])
       fleet.push(
-        await startWorker({ LOG_LEVEL: 'debug', RUN_URL_CONCURRENCY: '4', SCRAPER_USER_AGENT: agent }),
+        await startWorker({
+          LOG_LEVEL: 'debug',
+          RUN_URL_CONCURRENCY: '4',
+          SCRAPER_USER_AGENT: agent,
+          ...places,
+        }),
       );
     const { jobId, runId } = await runCrawl(`${slow.url}/t/0`, crawl({ max_depth: 20, max_pages: 1000 }));
     const claimedBy = (w: Proc) => w.logs.some((l) => l.msg === 'claimed URLs' && l.run_id === runId);
