@@ -1,9 +1,10 @@
+import { LuaScript } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
 
 // Hands out start slots spaced `interval` apart, from Redis's clock, so every worker of the
 // fleet draws from one budget per job and requests never come in bursts. A slot further away
 // than the caller will wait (ARGV[2]) is not taken: the answer is only how far it is.
-const SCRIPT = `
+const SCRIPT = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
@@ -11,12 +12,12 @@ local nextSlot = tonumber(redis.call('GET', KEYS[1]) or '0')
 local slot = math.max(now, nextSlot)
 if slot - now > tonumber(ARGV[2]) then return {0, slot - now} end
 redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil(slot + interval - now + 60000))
-return {1, slot - now}`;
+return {1, slot - now}`);
 
-const PEEK = `
+const PEEK = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return math.max(0, tonumber(redis.call('GET', KEYS[1]) or '0') - now)`;
+return math.max(0, tonumber(redis.call('GET', KEYS[1]) or '0') - now)`);
 
 const FOREVER = Number.MAX_SAFE_INTEGER;
 
@@ -47,7 +48,7 @@ export class JobRateLimiter {
 
   /** How long until this job may start its next request (ms, 0 for now), taking nothing. */
   async untilNextStart(jobId: string): Promise<number> {
-    return (await this.#redis.eval(PEEK, 1, `${this.#prefix}:job-rate:${jobId}`)) as number;
+    return (await PEEK.run(this.#redis, 1, `${this.#prefix}:job-rate:${jobId}`)) as number;
   }
 
   /**
@@ -64,8 +65,8 @@ export class JobRateLimiter {
     const interval = 60_000 / perMinute;
     for (let attempt = 0; ; attempt++) {
       const asked = Date.now();
-      const [taken, wait] = (await this.#redis.eval(
-        SCRIPT,
+      const [taken, wait] = (await SCRIPT.run(
+        this.#redis,
         1,
         `${this.#prefix}:job-rate:${jobId}`,
         interval,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
@@ -61,6 +62,29 @@ export const runCancelChannel = (prefix: string): string => `${prefix}:run-cance
 export const pausedHostsKey = (prefix: string): string => `${prefix}:hosts-paused`;
 /** Fleet-wide counts of host waits and pauses: fields `waits`, `backoffs:429`, `backoffs:503`. */
 export const hostCountsKey = (prefix: string): string => `${prefix}:host-counts`;
+
+/**
+ * A Lua script run by its SHA-1 (EVALSHA): its text goes to Redis only when Redis does not know it
+ * yet (first use, or after a restart), not with every call.
+ */
+export class LuaScript {
+  readonly #text: string;
+  readonly #sha: string;
+
+  constructor(text: string) {
+    this.#text = text;
+    this.#sha = createHash('sha1').update(text).digest('hex');
+  }
+
+  async run(redis: Redis, keys: number, ...args: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.#sha, keys, ...args);
+    } catch (err) {
+      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.#text, keys, ...args);
+    }
+  }
+}
 
 /**
  * The Redis connections of one process: each named after the process and its use (CLIENT LIST

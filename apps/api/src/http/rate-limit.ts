@@ -1,14 +1,15 @@
 import { AppError } from '@scrapejobs/domain';
+import { LuaScript } from '@scrapejobs/queues';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 
 const WINDOW_MS = 60_000;
 
 // One round trip: count this request in the current window and set the window's expiry.
-const SCRIPT = `
+const SCRIPT = new LuaScript(`
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n`;
+return n`);
 
 /**
  * Fixed one-minute windows per API key (or per client address without a valid key), kept in
@@ -21,7 +22,7 @@ export function rateLimit(redis: Redis, prefix: string, limit: number) {
     const now = Date.now();
     const window = Math.floor(now / WINDOW_MS);
     const count = Number(
-      await redis.eval(SCRIPT, 1, `${prefix}:ratelimit:${who}:${window}`, WINDOW_MS + 1_000),
+      await SCRIPT.run(redis, 1, `${prefix}:ratelimit:${who}:${window}`, WINDOW_MS + 1_000),
     );
     const reset = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
     res.set({

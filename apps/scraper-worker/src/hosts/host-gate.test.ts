@@ -347,11 +347,12 @@ describe('HostGate', () => {
     const { gate, own } = worker(name, { maxConcurrency: 1 });
     const holder = granted(await gate.acquire(HOST, 'usr_a', never, 0));
     let asks = 0;
-    const evaluate = own.eval.bind(own);
-    own.eval = ((...args: Parameters<typeof evaluate>) => {
+    // Scripts run by their SHA-1 (LuaScript): every ask is one EVALSHA.
+    const evaluate = own.evalsha.bind(own);
+    own.evalsha = ((...args: Parameters<typeof evaluate>) => {
       asks++;
       return evaluate(...args);
-    }) as typeof own.eval;
+    }) as typeof own.evalsha;
     const waits = Array.from({ length: 30 }, () => gate.acquire(HOST, 'usr_b', never, 60_000));
     await sleep(500);
     // About one ask per poll (200 ms), not one per waiter.

@@ -179,7 +179,7 @@ export class HostGate {
 
   /** Hosts paused by a backoff now, fleet-wide. */
   async pausedHosts(): Promise<number> {
-    return Number(await this.#redis.eval(PAUSED, 1, this.#pausedKey()));
+    return Number(await PAUSED.run(this.#redis, 1, this.#pausedKey()));
   }
 
   /** Stops renewing and listening; waits under way reject, and the places this process holds are given back. */
@@ -310,8 +310,8 @@ export class HostGate {
   async #take(line: Line, token: string, last: boolean): Promise<number | null> {
     const { maxConcurrency, maxPerSecond, leaseMs } = this.#limits;
     try {
-      const [taken, , waitMs] = (await this.#redis.eval(
-        TAKE,
+      const [taken, , waitMs] = (await TAKE.run(
+        this.#redis,
         5,
         this.#key(line.host, 'places'),
         this.#key(line.host, 'state'),
@@ -365,8 +365,8 @@ export class HostGate {
   }
 
   async #release(host: string, token: string, status: number | null, pauseMs: number): Promise<void> {
-    await this.#redis.eval(
-      RELEASE,
+    await RELEASE.run(
+      this.#redis,
       3,
       this.#key(host, 'places'),
       this.#key(host, 'state'),
@@ -386,17 +386,21 @@ export class HostGate {
   }
 
   async #leave(line: Line): Promise<void> {
-    await this.#redis
-      .eval(LEAVE, 2, this.#key(line.host, 'queue'), this.#key(line.host, 'seen'), line.user)
-      .catch((err: unknown) => this.#failed(err));
+    await LEAVE.run(
+      this.#redis,
+      2,
+      this.#key(line.host, 'queue'),
+      this.#key(line.host, 'seen'),
+      line.user,
+    ).catch((err: unknown) => this.#failed(err));
   }
 
   /** Extends every place this process holds, in one round trip. */
   async #renew(): Promise<void> {
     const held = [...this.#held];
     if (held.length === 0) return;
-    await this.#redis.eval(
-      RENEW,
+    await RENEW.run(
+      this.#redis,
       held.length,
       ...held.map(([host]) => this.#key(host, 'places')),
       this.#limits.leaseMs,

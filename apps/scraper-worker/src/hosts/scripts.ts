@@ -1,3 +1,5 @@
+import { LuaScript } from '@scrapejobs/queues';
+
 // Lua run atomically by Redis for the host gate; every time is Redis's clock (ms), so the fleet's
 // workers agree whatever their own clocks say. A host's keys:
 //   places  sorted set: token → lease expiry; at most `max` live ones
@@ -28,7 +30,7 @@ end`;
  * is vt, the earliest there is, so it goes next; one that stops waiting keeps its turn while it
  * is ahead, so leaving and asking again gains nothing.
  */
-export const TAKE = `${NOW}${KEEP}
+export const TAKE = new LuaScript(`${NOW}${KEEP}
 local user = ARGV[1]
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
   redis.call('ZREM', KEYS[3], gone)
@@ -74,7 +76,7 @@ end
 -- The turns are relative to vt: they expire together, or vt outlives them.
 redis.call('PEXPIRE', KEYS[5], ARGV[7])
 keep(KEYS[2], tonumber(ARGV[7]))
-return {1}`;
+return {1}`);
 
 /**
  * KEYS: places, state, paused hosts (host → end of its pause). ARGV: host, token, status ('' for
@@ -83,7 +85,7 @@ return {1}`;
  * with each such answer in a row. A pause never shortens one already set; another status ends
  * the row. Announces the freed place on the channel.
  */
-export const RELEASE = `${NOW}${KEEP}
+export const RELEASE = new LuaScript(`${NOW}${KEEP}
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
 local status = tonumber(ARGV[3])
 if status == 429 or status == 503 then
@@ -104,10 +106,10 @@ elseif status then
   redis.call('HDEL', KEYS[2], 'level')
 end
 if removed == 1 then redis.call('PUBLISH', ARGV[6], ARGV[1]) end
-return removed`;
+return removed`);
 
 /** KEYS: the places of each host held. ARGV: lease ms, then per key its token count and tokens. */
-export const RENEW = `${NOW}
+export const RENEW = new LuaScript(`${NOW}
 local lease = tonumber(ARGV[1])
 local at = 2
 for _, key in ipairs(KEYS) do
@@ -116,14 +118,14 @@ for _, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, lease)
   at = at + count + 1
 end
-return 1`;
+return 1`);
 
 /** KEYS: queue, seen. ARGV: user. The user stops waiting here (its turn is kept in tags). */
-export const LEAVE = `
+export const LEAVE = new LuaScript(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-return 1`;
+return 1`);
 
 /** KEYS: paused hosts. Counts the pauses not yet over. */
-export const PAUSED = `${NOW}
-return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
+export const PAUSED = new LuaScript(`${NOW}
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`);

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { LuaScript } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
 
 // KEYS[1]: the user's places (member → expiry, Redis time). ARGV: max, lease ms, then the members
 // wanted; takes as many as are free, in order, and returns how many.
-const TAKE = `
+const TAKE = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -15,15 +16,15 @@ for i = 3, #ARGV do
   taken = taken + 1
 end
 if taken > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return taken`;
+return taken`);
 
 // KEYS[1]: a user's places; ARGV: lease ms, then the members this process still holds.
-const RENEW = `
+const RENEW = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 1`;
+return 1`);
 
 export interface UrlLeaseOptions {
   /** MAX_RUNNING_URLS_PER_USER: one user's URLs in flight across the fleet. */
@@ -75,7 +76,7 @@ export class UrlLeases {
     if (reused.length === count) return reused;
     const wanted = Array.from({ length: count - reused.length }, () => `${this.#process}:${this.#next++}`);
     const taken = Number(
-      await this.#redis.eval(TAKE, 1, this.#userKey(userId), this.#maxPerUser, this.#leaseMs, ...wanted),
+      await TAKE.run(this.#redis, 1, this.#userKey(userId), this.#maxPerUser, this.#leaseMs, ...wanted),
     );
     const places = wanted.slice(0, taken);
     const held = this.#held.get(userId) ?? new Set();
@@ -110,7 +111,7 @@ export class UrlLeases {
   async renew(): Promise<void> {
     await Promise.all(
       [...this.#held].map(([userId, places]) =>
-        this.#redis.eval(RENEW, 1, this.#userKey(userId), this.#leaseMs, ...places),
+        RENEW.run(this.#redis, 1, this.#userKey(userId), this.#leaseMs, ...places),
       ),
     );
   }
