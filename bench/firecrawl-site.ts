@@ -15,8 +15,7 @@
  * Run: `node bench/firecrawl-site.ts [port]`; prints `listening <port>` once ready.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { catalogPage } from './fleet-site.ts';
+import { catalogPage, listenSite } from './fleet-site.ts';
 
 /** Links from a crawl page to pages one level further down. */
 export const FAN_OUT = 10;
@@ -166,12 +165,5 @@ if (import.meta.main) {
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': body.length });
     res.end(body);
   });
-  server.keepAliveTimeout = 65_000;
-  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-    console.log(`listening ${(server.address() as AddressInfo).port}`);
-  });
-  process.on('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenSite(server);
 }

@@ -8,7 +8,7 @@
  *
  * Run: `node bench/fleet-site.ts [port]`; prints `listening <port>` once ready.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const ITEMS_PER_PAGE = 400;
@@ -39,6 +39,21 @@ export function crawlPage(n: number, total: number): string {
     .map((k) => `<a class="next" href="/c/${k}">Page ${k}</a>`)
     .join(' ');
   return catalogPage('c', n).replace('</main>', `</main><nav class="pages">${links}</nav>`);
+}
+
+/**
+ * Serves a bench site on the port of its first argument (0: any), kept-alive connections held
+ * long, printing `listening <port>` once ready; SIGTERM closes it.
+ */
+export function listenSite(server: Server): void {
+  server.keepAliveTimeout = 65_000;
+  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+    console.log(`listening ${(server.address() as AddressInfo).port}`);
+  });
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
 }
 
 if (import.meta.main) {
@@ -77,12 +92,5 @@ if (import.meta.main) {
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': body.length });
     res.end(body);
   });
-  server.keepAliveTimeout = 65_000;
-  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-    console.log(`listening ${(server.address() as AddressInfo).port}`);
-  });
-  process.on('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenSite(server);
 }

@@ -18,8 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { catalogPage, ITEMS_PER_PAGE } from './fleet-site.ts';
+import { catalogPage, ITEMS_PER_PAGE, listenSite } from './fleet-site.ts';
 
 /** The items whose price a change raises, and the items it adds (their link is the key). */
 export const CHANGED_ITEMS = [0, 1];
@@ -153,12 +152,5 @@ if (import.meta.main) {
   server.on('connection', () => {
     stats.connections++;
   });
-  server.keepAliveTimeout = 65_000;
-  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-    console.log(`listening ${(server.address() as AddressInfo).port}`);
-  });
-  process.on('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenSite(server);
 }

@@ -28,7 +28,7 @@ import { secretBoxOf } from '@scrapejobs/outbound';
 import {
   createQueue,
   hostCountsKey,
-  pausedHostsKey,
+  pausedHosts,
   redisConnections,
   runCancelChannel,
   runStartChannel,
@@ -284,7 +284,7 @@ function registerHostMetrics(registry: Registry, redis: Redis, prefix: string): 
     help: 'Target hosts paused now after a 429 or 503 answer, fleet-wide.',
     registers: [registry],
     async collect() {
-      const paused = await redis.zcount(pausedHostsKey(prefix), `(${Date.now()}`, '+inf').catch(() => null);
+      const paused = await pausedHosts(redis, prefix).catch(() => null);
       if (paused !== null) this.set(paused);
     },
   });

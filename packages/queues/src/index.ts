@@ -58,11 +58,6 @@ export const runStartChannel = (prefix: string): string => `${prefix}:run-start`
 /** Redis pub/sub channel on which the API asks workers to stop a run at once (payload: run id). */
 export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;
 
-/** Politeness toward target hosts (docs/api.md §19), fleet-wide: hosts paused now (host → end of the pause). */
-export const pausedHostsKey = (prefix: string): string => `${prefix}:hosts-paused`;
-/** Fleet-wide counts of host waits and pauses: fields `waits`, `backoffs:429`, `backoffs:503`. */
-export const hostCountsKey = (prefix: string): string => `${prefix}:host-counts`;
-
 /**
  * A Lua script run by its SHA-1 (EVALSHA): its text goes to Redis only when Redis does not know it
  * yet (first use, or after a restart), not with every call.
@@ -85,6 +80,19 @@ export class LuaScript {
     }
   }
 }
+
+/** Politeness toward target hosts (docs/api.md §19), fleet-wide: hosts paused now (host → end of the pause). */
+export const pausedHostsKey = (prefix: string): string => `${prefix}:hosts-paused`;
+const PAUSED = new LuaScript(`local t = redis.call('TIME')
+return redis.call('ZCOUNT', KEYS[1], '(' .. (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), '+inf')`);
+
+/** Target hosts paused now, fleet-wide, by Redis's clock (the pauses' ends are in it). */
+export async function pausedHosts(redis: Redis, prefix: string): Promise<number> {
+  return Number(await PAUSED.run(redis, 1, pausedHostsKey(prefix)));
+}
+
+/** Fleet-wide counts of host waits and pauses: fields `waits`, `backoffs:429`, `backoffs:503`. */
+export const hostCountsKey = (prefix: string): string => `${prefix}:host-counts`;
 
 /**
  * The Redis connections of one process: each named after the process and its use (CLIENT LIST

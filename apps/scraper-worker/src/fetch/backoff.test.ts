@@ -48,3 +48,26 @@ describe('sleep', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });
+
+describe('parseRetryAfter with the cap of a host pause', () => {
+  const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
+
+  it('reads seconds and HTTP dates, a date past being no wait', () => {
+    expect(parseRetryAfter('120', now, 600_000)).toBe(120_000);
+    expect(parseRetryAfter(' 0 ', now, 600_000)).toBe(0);
+    expect(parseRetryAfter('Wed, 21 Oct 2026 07:28:30 GMT', now, 600_000)).toBe(30_000);
+    expect(parseRetryAfter('Wed, 21 Oct 2026 07:27:00 GMT', now, 600_000)).toBe(0);
+  });
+
+  it('caps the wait', () => {
+    expect(parseRetryAfter('86400', now, 600_000)).toBe(600_000);
+    expect(parseRetryAfter('Thu, 22 Oct 2026 07:28:00 GMT', now, 2_000)).toBe(2_000);
+  });
+
+  it('takes nothing from a missing or malformed value', () => {
+    expect(parseRetryAfter(undefined, now, 600_000)).toBeUndefined();
+    expect(parseRetryAfter('-1', now, 600_000)).toBeUndefined();
+    expect(parseRetryAfter('1.5', now, 600_000)).toBeUndefined();
+    expect(parseRetryAfter('soon', now, 600_000)).toBeUndefined();
+  });
+});

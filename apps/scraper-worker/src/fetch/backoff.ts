@@ -1,10 +1,14 @@
-/** Longest wait a Retry-After header can impose before a retry. */
+/** Longest wait a Retry-After header can impose before a retry of fetchPage's own. */
 export const RETRY_AFTER_CAP_MS = 60_000;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 10_000;
 
-/** Milliseconds to wait from a Retry-After value (seconds or HTTP date), capped; undefined when absent or invalid. */
-export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+/** Milliseconds to wait from a Retry-After value (seconds or HTTP date), at most `capMs`; undefined when absent or invalid. */
+export function parseRetryAfter(
+  value: string | undefined,
+  now: number = Date.now(),
+  capMs: number = RETRY_AFTER_CAP_MS,
+): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   let ms: number;
@@ -16,7 +20,7 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
     if (Number.isNaN(date)) return undefined;
     ms = Math.max(0, date - now);
   }
-  return Math.min(ms, RETRY_AFTER_CAP_MS);
+  return Math.min(ms, capMs);
 }
 
 /** Exponential backoff with jitter for the n-th retry (1-based): half fixed, half random. */

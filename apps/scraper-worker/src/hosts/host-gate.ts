@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { repeat } from '@scrapejobs/observability';
-import { pausedHostsKey } from '@scrapejobs/queues';
+import { pausedHosts, pausedHostsKey } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
-import { retryAfterMs } from './retry-after.ts';
-import { LEAVE, PAUSED, RELEASE, RENEW, TAKE } from './scripts.ts';
+import { parseRetryAfter } from '../fetch/backoff.ts';
+import { LEAVE, RELEASE, RENEW, TAKE } from './scripts.ts';
 
 export interface HostLimits {
   /** HOST_MAX_CONCURRENCY: requests in flight to one host, fleet-wide. */
@@ -179,7 +179,7 @@ export class HostGate {
 
   /** Hosts paused by a backoff now, fleet-wide. */
   async pausedHosts(): Promise<number> {
-    return Number(await PAUSED.run(this.#redis, 1, this.#pausedKey()));
+    return pausedHosts(this.#redis, this.#prefix);
   }
 
   /** Stops renewing and listening; waits under way reject, and the places this process holds are given back. */
@@ -358,7 +358,9 @@ export class HostGate {
         if (tokens?.size === 0) this.#held.delete(host);
         const backoff = status === 429 || status === 503;
         if (backoff) this.#observer?.backoff(status === 429 ? '429' : '503');
-        const pauseMs = backoff ? retryAfterMs(retryAfter, this.#limits.retryAfterCapMs) : undefined;
+        const pauseMs = backoff
+          ? parseRetryAfter(retryAfter, Date.now(), this.#limits.retryAfterCapMs)
+          : undefined;
         await this.#release(host, token, status, pauseMs ?? -1);
       },
     };

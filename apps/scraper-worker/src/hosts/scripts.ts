@@ -125,7 +125,3 @@ export const LEAVE = new LuaScript(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1`);
-
-/** KEYS: paused hosts. Counts the pauses not yet over. */
-export const PAUSED = new LuaScript(`${NOW}
-return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`);

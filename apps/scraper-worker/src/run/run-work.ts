@@ -281,7 +281,8 @@ export class RunWork {
     const conditional = previous && !this.settings.renderConfig?.enabled && this.#fetching.sendsValidators();
     const page = await load(url.url, signal, pace, conditional ? previous : undefined);
     const fetchedAt = new Date();
-    const bodyHash = hashOf(page.content);
+    // A job that always fetches in full keeps no validators: its pages are not hashed.
+    const bodyHash = this.settings.refetch === 'conditional' ? hashOf(page.content) : null;
     // Unchanged since the last successful fetch, with the same settings: its records, document
     // and links are copied from there instead of extracted again (docs/api.md §20).
     if (previous && (page.status === 304 || bodyHash === previous.bodyHash))
@@ -322,13 +323,15 @@ export class RunWork {
         records,
         fetchedAt,
         failure: null,
-        validators: {
-          etag: page.validators?.etag ?? null,
-          lastModified: page.validators?.lastModified ?? null,
-          bodyHash,
-          settingsHash: this.#settingsHash,
-          linksFollowed: follow,
-        },
+        ...(bodyHash !== null && {
+          validators: {
+            etag: page.validators?.etag ?? null,
+            lastModified: page.validators?.lastModified ?? null,
+            bodyHash,
+            settingsHash: this.#settingsHash,
+            linksFollowed: follow,
+          },
+        }),
       },
       records: { records, json },
       found: links.map((link) => foundUrl('page', link, url.depth + 1, url.seq)),
