@@ -1,6 +1,7 @@
 // The run engine under faults (docs/api.md §16a, §21): runs of healthy pages on three real scraper
-// workers, one SIGKILLed every few seconds and replaced at once, while PostgreSQL twice refuses
-// every connection (and cuts the open ones) for 10 s. Every run must still end success with every
+// workers, one SIGKILLed every few seconds and replaced at once (never while a worker extracts a
+// taken-over URL alone: that death is the URL's, §16a), while PostgreSQL twice refuses every
+// connection (and cuts the open ones) for 10 s. Every run must still end success with every
 // page stored once, and no worker may die by itself. Only the kill timing is random (seeded).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { RunModel } from '@scrapejobs/db';
@@ -123,6 +124,43 @@ async function createRun(plan: Omit<PlannedRun, 'jobId' | 'runId'>, body: Record
 const runningCount = async () =>
   tdb.db.run.count({ where: { id: { in: runs.map((r) => r.runId) }, status: 'running' } });
 
+/**
+ * Whether a live worker is extracting a taken-over URL alone (its lease still runs): a kill of
+ * that worker now would blame the URL (§16a), which is right but not what this test is about.
+ */
+const extractingAlone = async () =>
+  (
+    await tdb.db.$queryRaw<{ url: string }[]>`
+      SELECT url FROM run_urls
+       WHERE status = 'active' AND alone_claim = claims AND lease_until > clock_timestamp()`
+  ).map((u) => u.url);
+
+/**
+ * SIGKILLs `victim` at a moment when no worker extracts a URL alone: the fleet is frozen (SIGSTOP)
+ * while the frontier is read, so that no alone extraction can begin between the look and the kill.
+ */
+async function killOutsideAloneExtractions(victim: Worker, fleet: Worker[]) {
+  const signal = (workers: Worker[], name: NodeJS.Signals) => {
+    for (const w of workers) if (w.exit === null) process.kill(w.proc.child.pid!, name);
+  };
+  for (let tries = 1; ; tries++) {
+    signal(fleet, 'SIGSTOP');
+    // What the workers sent before they stopped reaches PostgreSQL meanwhile.
+    await sleep(50);
+    const alone = await extractingAlone();
+    if (alone.length === 0 || tries === 100) {
+      note(`SIGKILL at look ${tries}; extracted alone: ${alone.join(' ') || 'none'}`, victim.proc.child.pid);
+      await victim.proc.kill('SIGKILL');
+      return signal(
+        fleet.filter((w) => w !== victim),
+        'SIGCONT',
+      );
+    }
+    signal(fleet, 'SIGCONT');
+    await sleep(20);
+  }
+}
+
 /** Until `until`: SIGKILLs a random worker every 1.5–3 s and starts its replacement at once. */
 async function killWorkers(random: () => number, until: number) {
   const fleet = workers.slice(0, WORKERS);
@@ -132,14 +170,7 @@ async function killWorkers(random: () => number, until: number) {
     const i = Math.floor(random() * fleet.length);
     const victim = fleet[i]!;
     victim.killed = true;
-    // Which URLs some worker was extracting alone (a take-over) at the kill: a kill of that
-    // worker blames its URL (§16a).
-    const alone = await tdb.db.runUrl.findMany({
-      where: { aloneClaim: { not: null } },
-      select: { url: true },
-    });
-    note(`SIGKILL; extracted alone: ${alone.map((u) => u.url).join(' ') || 'none'}`, victim.proc.child.pid);
-    await victim.proc.kill('SIGKILL');
+    await killOutsideAloneExtractions(victim, fleet);
     chaos.kills++;
     fleet[i] = startWorker();
     note('started', fleet[i]!.proc.child.pid);

@@ -4,9 +4,9 @@ import type { Redis } from 'ioredis';
 const KEEP_S = 24 * 3600;
 
 /**
- * Alone extractions (docs/api.md §16a) that ended while their mark in PostgreSQL could not be
- * cleared (PostgreSQL unreachable): a worker killed afterwards, before the mark was cleared, did
- * not die on the page, and the worker that takes the URL over must not blame it.
+ * Alone extractions (docs/api.md §16a) that have ended, noted by their worker as they end beside
+ * clearing their mark in PostgreSQL: a worker killed before the mark was cleared (PostgreSQL slow
+ * or unreachable) did not die on the page, and the worker that takes the URL over must not blame it.
  */
 export class AloneLedger {
   readonly #redis: Redis;

@@ -362,26 +362,22 @@ export class RunWork {
   /**
    * A URL taken over after its worker died is parsed and extracted alone in this process, marked
    * so in the frontier meanwhile: if this worker dies too, the URL is to blame (docs/api.md §16a).
+   * Its end is noted in Redis beside clearing the mark: a kill right after it does not blame the
+   * URL while PostgreSQL is slow to answer or unreachable.
    */
   #alone(url: ClaimedUrl): Alone | undefined {
     if (url.crashes === 0) return undefined;
-    const { frontier } = this.#deps;
+    const { frontier, aloneLedger } = this.#deps;
+    // The extraction is done: a failure to say so must not lose it.
+    const warn = (what: string) => (err: Error) => this.#log.warn({ url: url.url, err: err.message }, what);
     return {
-      mark: (alone) =>
-        alone
-          ? frontier.markAlone(this.runId, url, true)
-          : // The extraction is done: a failure here must not lose it. Storing its outcome, or
-            // giving the URL back, clears the mark too.
-            frontier.markAlone(this.runId, url, false).catch(async (err: Error) => {
-              // Until it is cleared, a kill of this worker would blame the URL: Redis says it ended.
-              this.#log.warn({ url: url.url, err: err.message }, 'could not clear the alone mark yet');
-              await this.#deps.aloneLedger.ended(this.runId, url).catch((ledgerErr: Error) => {
-                this.#log.warn(
-                  { url: url.url, err: ledgerErr.message },
-                  'could not note the alone extraction ended',
-                );
-              });
-            }),
+      mark: async (alone) => {
+        if (alone) return frontier.markAlone(this.runId, url, true);
+        await Promise.all([
+          aloneLedger.ended(this.runId, url).catch(warn('could not note the alone extraction ended')),
+          frontier.markAlone(this.runId, url, false).catch(warn('could not clear the alone mark')),
+        ]);
+      },
     };
   }
 
