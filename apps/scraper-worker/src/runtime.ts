@@ -9,7 +9,7 @@ import { secretBoxOf } from '@scrapejobs/outbound';
 import { hostCountsKey, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
-import { HostGate } from './hosts/index.ts';
+import { HostCounts, HostGate } from './hosts/index.ts';
 import { scraperMetrics } from './metrics.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
@@ -55,12 +55,9 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     onThreadEnd: (limit) => extractionThreadEnds.inc({ limit }),
   });
   // Fleet-wide counts for the API's /metrics (docs/api.md §19): every worker adds to the same ones.
-  const hostCounts = hostCountsKey(config.QUEUE_PREFIX);
-  const count = (field: string) => {
-    redis.hincrby(hostCounts, field, 1).catch((err: Error) => {
-      log.warn({ err: err.message }, 'could not count a host wait');
-    });
-  };
+  const hostCounts = new HostCounts(redis, hostCountsKey(config.QUEUE_PREFIX), 1_000, (err) => {
+    log.warn({ err: err.message }, 'could not add to the host counts; they are kept for the next try');
+  });
   const hosts = new HostGate(
     redis,
     connections.open('hosts'),
@@ -72,8 +69,8 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       leaseMs: config.RUN_LOCK_MS,
     },
     {
-      waited: () => count('waits'),
-      backoff: (reason) => count(`backoffs:${reason}`),
+      waited: () => hostCounts.add('waits'),
+      backoff: (reason) => hostCounts.add(`backoffs:${reason}`),
       failed: (err) => log.warn({ err: err.message }, 'host places: a call to Redis failed'),
     },
   );
@@ -187,6 +184,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       for (const stopTimer of timers) stopTimer();
       await Promise.all([dispatcher.close(), analyst.stop()]);
       await hosts.close();
+      await hostCounts.flush();
       ops?.close();
       await Promise.allSettled([
         renderer?.then((r) => r.close()),
