@@ -211,36 +211,40 @@ export class Frontier {
 
   /**
    * Claims up to `count` pending URLs of a running run, in the order accepted, for `leaseMs`;
-   * pages only within the run's `max_pages`. One statement, with the run's row locked, so that
-   * workers claiming at once never exceed `max_pages` together.
+   * pages only within the run's `max_pages`. One statement that locks the run's row first, so
+   * that workers claiming at once take turns: together they never claim a URL twice nor pass
+   * `max_pages`.
    */
   async claim(runId: string, count: number, leaseMs: number): Promise<ClaimedUrl[]> {
-    return this.#locked(runId, [], async (client) => {
-      const { rows } = await client.query<ClaimedUrl>({
-        name: 'frontier-claim',
-        text: `WITH r AS (
-                 SELECT r.id, greatest(${MAX_PAGES} - r.started_urls, 0) AS room
-                   FROM runs r WHERE r.id = $1 AND r.status = 'running' AND r.seeded),
-               -- Materialised, and the update joins on the primary key: with stale statistics the
-               -- planner otherwise walks every pending row once per row to claim.
-               next AS MATERIALIZED (
-                 SELECT u.seq, u.kind, count(*) FILTER (WHERE u.kind = 'page') OVER (ORDER BY u.seq) AS nth
-                   FROM run_urls u WHERE u.run_id = $1 AND u.status = 'pending' ORDER BY u.seq LIMIT $2),
-               claimed AS (
-                 UPDATE run_urls u SET status = 'active', claims = u.claims + 1, lease_until = ${NOW} + ${ms('$3')}
-                   FROM next, r
-                  WHERE (u.run_id, u.seq) = ($1, next.seq) AND (next.kind <> 'page' OR next.nth <= r.room)
-                  RETURNING ${RETURNING_CLAIMED}),
-               counted AS (
-                 UPDATE runs SET started_urls = started_urls + (SELECT count(*) FROM claimed WHERE kind = 'page'),
-                                 pending_urls = pending_urls - (SELECT count(*) FROM claimed),
-                                 active_urls = active_urls + (SELECT count(*) FROM claimed)
-                  WHERE id = (SELECT id FROM r))
-             SELECT * FROM claimed ORDER BY seq`,
-        values: [runId, count, leaseMs],
-      });
-      return rows;
+    const { rows } = await this.#db.pool.query<ClaimedUrl>({
+      name: 'frontier-claim',
+      text: `WITH r AS MATERIALIZED (
+               SELECT r.id, greatest(${MAX_PAGES} - r.started_urls, 0) AS room
+                 FROM runs r WHERE r.id = $1 AND r.status = 'running' AND r.seeded FOR UPDATE),
+             -- Its rows are locked (after the run's, which the subquery on r takes first) and read
+             -- again as they are now: a URL another worker claimed while this one waited for the
+             -- run is passed over for the next pending one. Materialised, and the update joins on
+             -- the primary key: with stale statistics the planner otherwise walks every pending row
+             -- once per row to claim.
+             next AS MATERIALIZED (
+               SELECT c.seq, c.kind, count(*) FILTER (WHERE c.kind = 'page') OVER (ORDER BY c.seq) AS nth
+                 FROM (SELECT u.seq, u.kind FROM run_urls u
+                        WHERE u.run_id = (SELECT id FROM r) AND u.status = 'pending'
+                        ORDER BY u.seq LIMIT $2 FOR UPDATE) c),
+             claimed AS (
+               UPDATE run_urls u SET status = 'active', claims = u.claims + 1, lease_until = ${NOW} + ${ms('$3')}
+                 FROM next, r
+                WHERE (u.run_id, u.seq) = ($1, next.seq) AND (next.kind <> 'page' OR next.nth <= r.room)
+                RETURNING ${RETURNING_CLAIMED}),
+             counted AS (
+               UPDATE runs SET started_urls = started_urls + (SELECT count(*) FROM claimed WHERE kind = 'page'),
+                               pending_urls = pending_urls - (SELECT count(*) FROM claimed),
+                               active_urls = active_urls + (SELECT count(*) FROM claimed)
+                WHERE id = (SELECT id FROM r))
+           SELECT * FROM claimed ORDER BY seq`,
+      values: [runId, count, leaseMs],
     });
+    return rows;
   }
 
   /**

@@ -113,6 +113,21 @@ describe('Frontier', () => {
     expect(await frontier.claim(runId, 4, LEASE_MS)).toEqual([]);
   });
 
+  it('gives workers that claimed at once and waited for one another the next pending URLs, each once', async () => {
+    const { runId } = await runningRun('https://example.com/[1-9]');
+    const claims = await Promise.all(Array.from({ length: 6 }, () => frontier.claim(runId, 2, LEASE_MS)));
+    expect(
+      claims
+        .flat()
+        .map((u) => u.seq)
+        .sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(claims.map((urls) => urls.length).sort()).toEqual([0, 1, 2, 2, 2, 2]);
+    expect(await runOf(runId)).toEqual(
+      expect.objectContaining({ startedUrls: 9, pendingUrls: 0, activeUrls: 9 }),
+    );
+  });
+
   it('takes over a URL whose lease ran out, and fences the worker that lost it', async () => {
     const { runId } = await runningRun('https://example.com/a');
     const [first] = await frontier.claim(runId, 1, 1);
