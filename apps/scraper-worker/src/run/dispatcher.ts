@@ -149,9 +149,14 @@ export class Dispatcher {
         return false;
       }
     });
-    await this.#share(states.filter((_, i) => claimable[i]));
-    // A run with nothing in flight here that got no URLs stores what waits and leaves.
-    for (const work of [...this.#works.values()]) if (work.inFlight === 0) await this.#idle(work);
+    const candidates = states.filter((_, i) => claimable[i]);
+    await this.#share(candidates);
+    // A run with nothing in flight here and nothing to claim now stores what waits and leaves. One
+    // that only found no free place here stays for the next look (its outcomes are stored on their
+    // batch's timer): leaving would end in a look at whether the run is done and an open again.
+    const claiming = new Set(candidates.map((state) => state.runId));
+    for (const work of [...this.#works.values()])
+      if (work.inFlight === 0 && (work.stopped || !claiming.has(work.runId))) await this.#idle(work);
   }
 
   /** Seeds, times out or ends a run as its state asks; true when it has URLs to claim now. */
@@ -243,7 +248,8 @@ export class Dispatcher {
           // No more of its user's places than the run has URLs to give (a one-page scrape takes one).
           state.seeded ? state.pending : Number.POSITIVE_INFINITY,
         );
-    if (wanted <= 0) return this.#idle(work);
+    // No free place here: the run stays for the next look (#fill).
+    if (wanted <= 0) return 0;
     // Reserved until launched, so that the claims of a wave never take more than the free places.
     this.#reserved += wanted;
     let places: string[] = [];
