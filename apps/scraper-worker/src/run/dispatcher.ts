@@ -270,6 +270,8 @@ export class Dispatcher {
       this.#reserved -= wanted;
       this.#deps.leases.letGo(work.userId, places.slice(urls.length));
     }
+    // The frontier gave fewer than asked, or all it had: this work's last URL is stored at once.
+    if (urls.length > 0) work.drained = urls.length < places.length || urls.length >= state.pending;
     if (takeOver && urls.length > 0)
       this.#log.warn({ run_id: state.runId, url: urls[0]!.url }, 'taking over a URL whose worker stopped');
     else if (urls.length > 0) this.#log.debug({ run_id: state.runId, urls: urls.length }, 'claimed URLs');

@@ -120,6 +120,8 @@ export class RunWork {
   #haltedBy: unknown = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
+  /** The last claim left nothing pending in the run's frontier (set by the dispatcher). */
+  drained = true;
 
   private constructor(deps: WorkDeps, state: RunState, settings: RunSettings) {
     this.#deps = deps;
@@ -257,9 +259,10 @@ export class RunWork {
     );
     if (url.kind === 'page') this.#deps.observer?.page(outcome.failure?.code ?? outcome.status);
     // Outside the URL's try: a storage error halts the run here instead of failing the URL. The
-    // last URL in flight goes out at once: nothing else would join its batch soon, and the run
-    // (a single page scraped while its caller waits, the end of a crawl) ends sooner.
-    if (this.#batch.due || this.#held.size === 1) await this.#batch.flush();
+    // last URL in flight, with nothing more to claim, goes out at once: nothing else would join
+    // its batch soon, and the run (a single page scraped while its caller waits, the end of a
+    // crawl, whose next URLs are the links it found) goes on or ends sooner.
+    if (this.#batch.due || (this.#held.size === 1 && this.drained)) await this.#batch.flush();
   }
 
   async #processUrl(url: ClaimedUrl, signal: AbortSignal, pace: RequestPace): Promise<Processed> {
