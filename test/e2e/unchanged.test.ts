@@ -84,11 +84,17 @@ async function createJob(over: Record<string, unknown>) {
   return res.body.job_id as string;
 }
 
-/** Runs the job to its end; returns the run, its URL items by path and its records. */
-async function runToEnd(jobId: string) {
+async function startRun(jobId: string): Promise<string> {
   const started = await c.post(`/jobs/${jobId}/run`);
   expect(started.status).toBe(202);
-  const runId = started.body.run_id as string;
+  return started.body.run_id as string;
+}
+
+/** Runs the job to its end; returns the run, its URL items by path and its records. */
+const runToEnd = async (jobId: string) => runEnded(jobId, await startRun(jobId));
+
+/** Waits for the run's end; returns the run, its URL items by path and its records. */
+async function runEnded(jobId: string, runId: string) {
   const run = await until(async () => {
     const res = await c.get(`/jobs/${jobId}/runs/${runId}`);
     return res.body.status === 'running' ? null : res.body;
@@ -213,5 +219,66 @@ describe('unchanged pages (docs/api.md §20)', () => {
         ]),
       ),
     );
+  });
+});
+
+describe('a worker SIGKILLed while it copies unchanged pages (docs/api.md §20)', () => {
+  it('leaves nothing half-copied, and the worker that takes the URLs over copies every page once', async () => {
+    const paths = Array.from({ length: 12 }, (_, i) => `/etag/kill/${i}`);
+    paths.forEach((path, i) => {
+      pages.set(path, [`item-k${i}a`, `item-k${i}b`]);
+    });
+    const jobId = await createJob({ source: `${site.url}/etag/kill/[0-11]` });
+    const first = await runToEnd(jobId);
+    expect(first.run).toEqual(expect.objectContaining({ status: 'success', results_count: 24 }));
+    // Short leases: the URLs of the worker killed below are taken over soon.
+    await worker.kill('SIGTERM');
+    const startWorker = async () => {
+      worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix, { RUN_LOCK_MS: '2000' }));
+      await worker.waitForLog((l) => l.msg === 'scraper worker started');
+    };
+    await startWorker();
+
+    // This test shares the job's validators: a batch of copies plans them (a share lock too) and
+    // copies its pages' records and documents, then waits here to point the validators at its run.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked = () => {};
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const lock = tdb.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT 1 FROM page_validators WHERE job_id = ${jobId} FOR SHARE`;
+        locked();
+        await held;
+      },
+      { timeout: 60_000 },
+    );
+    await lockTaken;
+    const runId = await startRun(jobId);
+    const copying = () => tdb.db.$queryRaw<{ pid: number; state: string; wait_event_type: string | null }[]>`
+      SELECT pid, state, wait_event_type FROM pg_stat_activity
+       WHERE query LIKE '%UPDATE page_validators v%' AND query NOT LIKE '%pg_stat_activity%'`;
+    await until(async () => (await copying()).some((b) => b.wait_event_type === 'Lock'));
+    await worker.kill('SIGKILL');
+    release();
+    await lock;
+    // The dead worker's transaction goes on until it waits for its client, which is gone: rolled back.
+    await until(async () => (await copying()).length === 0);
+    expect(await tdb.db.resultPage.count({ where: { runId } })).toBe(0);
+    expect(await tdb.db.runDocument.count({ where: { runId } })).toBe(0);
+    expect(await tdb.db.pageValidators.count({ where: { jobId, sourceRunId: runId } })).toBe(0);
+
+    await startWorker();
+    const second = await runEnded(jobId, runId);
+    expect(second.run).toEqual(expect.objectContaining({ status: 'success', results_count: 24 }));
+    expect(second.byPath).toEqual(Object.fromEntries(paths.map((path) => [path, ['success', 304, true, 2]])));
+    expect(names(second.results)).toEqual(names(first.results));
+    expect(names(second.results)).toHaveLength(24);
+    expect(await tdb.db.resultPage.count({ where: { runId } })).toBe(12);
+    expect(await tdb.db.pageValidators.count({ where: { jobId, sourceRunId: runId } })).toBe(12);
   });
 });

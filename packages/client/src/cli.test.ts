@@ -264,7 +264,7 @@ describe('a job that ran', () => {
 
     const urls = await cli(['runs', 'urls', jobId, runId, '--status', 'success']);
     const lines = urls.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^STATUS\s+HTTP\s+RECORDS\s+DEPTH\s+ERROR\s+URL$/);
+    expect(lines[0]).toMatch(/^STATUS\s+HTTP\s+UNCHANGED\s+RECORDS\s+DEPTH\s+ERROR\s+URL$/);
     expect(lines.slice(1).map((l) => l.split(/\s+/).at(-1))).toEqual(
       [1, 2, 3, 4, 5].map((n) => `${site.url}/page/${n}`),
     );

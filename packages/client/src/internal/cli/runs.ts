@@ -29,6 +29,8 @@ const RUN_COLUMNS: Column<Run>[] = [
 const URL_COLUMNS: Column<RunUrl>[] = [
   { header: 'status', value: (u) => u.status },
   { header: 'http', value: (u) => u.http_status },
+  // A page not changed since its last successful run: its records were copied (docs/api.md §20).
+  { header: 'unchanged', value: (u) => u.unchanged },
   { header: 'records', value: (u) => u.records },
   { header: 'depth', value: (u) => u.depth },
   { header: 'error', value: (u) => u.error?.code },
