@@ -31,6 +31,7 @@ import {
   pausedHosts,
   redisConnections,
   runCancelChannel,
+  runEndsHeard,
   runStartChannel,
 } from '@scrapejobs/queues';
 import type express from 'express';
@@ -127,6 +128,9 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       retentionHours: config.FIRECRAWL_RETENTION_HOURS,
       publicBaseUrl: config.PUBLIC_BASE_URL,
       allowPrivateTargets: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+      runEnds: runEndsHeard(connect('run-ends'), config.QUEUE_PREFIX, (err) =>
+        log.warn({ err: err.message }, 'not listening for the ends of runs; scrapes wait by looking'),
+      ),
     }),
     webhooks: new WebhooksService(db, {
       box,

@@ -6,7 +6,13 @@ import { ExtractionError } from '@scrapejobs/extraction';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { secretBoxOf } from '@scrapejobs/outbound';
-import { hostCountsKey, redisConnections, runCancelChannel, runStartChannel } from '@scrapejobs/queues';
+import {
+  hostCountsKey,
+  redisConnections,
+  runCancelChannel,
+  runEndChannel,
+  runStartChannel,
+} from '@scrapejobs/queues';
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
 import { HostCounts, HostGate } from './hosts/index.ts';
@@ -84,6 +90,11 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       hosts,
       extractor,
       leases,
+      announceEnd: (runId) => {
+        redis.publish(runEndChannel(config.QUEUE_PREFIX), runId).catch((err: Error) => {
+          log.warn({ err: err.message, run_id: runId }, 'run end not announced to the API');
+        });
+      },
       renderer: () =>
         (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
           Renderer.start({

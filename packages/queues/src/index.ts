@@ -59,6 +59,53 @@ export const runStartChannel = (prefix: string): string => `${prefix}:run-start`
 export const runCancelChannel = (prefix: string): string => `${prefix}:run-cancel`;
 
 /**
+ * Redis pub/sub channel on which scraper workers announce that a run ended (payload: run id), so
+ * that an API process waiting for it (a Firecrawl-compatible scrape) answers at once.
+ */
+export const runEndChannel = (prefix: string): string => `${prefix}:run-end`;
+
+/**
+ * The runs' ends announced on `runEndChannel`, heard on `subscriber` (a connection of its own):
+ * `watch(runId)` resolves `ended` when that run's end is announced, and never otherwise (a lost
+ * announcement, a run ended by the API); its caller still looks at the run now and then.
+ */
+export function runEndsHeard(
+  subscriber: Redis,
+  prefix: string,
+  failed: (err: Error) => void,
+): { watch(runId: string): { ended: Promise<void>; stop(): void } } {
+  const channel = runEndChannel(prefix);
+  const waiting = new Map<string, Set<() => void>>();
+  subscriber.on('message', (from: string, runId: string) => {
+    if (from !== channel) return;
+    for (const heard of waiting.get(runId) ?? []) heard();
+    waiting.delete(runId);
+  });
+  // On each connection: a subscription made while Redis was unreachable was never made.
+  const subscribe = () => void subscriber.subscribe(channel).catch(failed);
+  subscriber.on('ready', subscribe);
+  if (subscriber.status === 'ready') subscribe();
+  return {
+    watch(runId) {
+      let heard = () => {};
+      const ended = new Promise<void>((resolve) => {
+        heard = resolve;
+      });
+      const set = waiting.get(runId) ?? new Set();
+      set.add(heard);
+      waiting.set(runId, set);
+      return {
+        ended,
+        stop() {
+          set.delete(heard);
+          if (set.size === 0 && waiting.get(runId) === set) waiting.delete(runId);
+        },
+      };
+    },
+  };
+}
+
+/**
  * A Lua script run by its SHA-1 (EVALSHA): its text goes to Redis only when Redis does not know it
  * yet (first use, or after a restart), not with every call.
  */

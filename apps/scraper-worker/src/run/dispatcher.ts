@@ -20,6 +20,12 @@ async function inWaves<T, R>(items: readonly T[], size: number, work: (item: T) 
   return results;
 }
 
+export interface DispatcherDeps extends WorkDeps {
+  leases: UrlLeases;
+  /** Tells API processes waiting for the run that it ended (its end is committed). */
+  announceEnd?: (runId: string) => void;
+}
+
 export interface DispatcherOptions {
   /** SCRAPER_CONCURRENCY: runs this worker works on at once at full pace. */
   concurrency: number;
@@ -41,7 +47,7 @@ export interface DispatcherOptions {
  * its rate limit.
  */
 export class Dispatcher {
-  readonly #deps: WorkDeps & { leases: UrlLeases };
+  readonly #deps: DispatcherDeps;
   readonly #options: DispatcherOptions;
   readonly #log: Logger;
   readonly #slots: number;
@@ -56,7 +62,7 @@ export class Dispatcher {
   #woken = false;
   #loop: Promise<void> | null = null;
 
-  constructor(deps: WorkDeps & { leases: UrlLeases }, options: DispatcherOptions) {
+  constructor(deps: DispatcherDeps, options: DispatcherOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#log = deps.log;
@@ -372,6 +378,7 @@ export class Dispatcher {
   async #end(runId: string, forced: RunFailure | null): Promise<void> {
     const ended = await this.#store.finish(runId, forced);
     if (!ended) return;
+    this.#deps.announceEnd?.(runId);
     this.#log.info({ run_id: runId, ...ended }, 'run finished');
     this.#deps.observer?.run(ended.status, ended.durationMs / 1000);
   }

@@ -20,6 +20,13 @@ export interface CompatOptions {
   /** Name resolution for the webhook target check; tests pass a fake one. */
   resolve?: Resolve;
   now?: () => Date;
+  /** The runs' ends as the workers announce them: a wait for a run's end then looks seldom. */
+  runEnds?: RunEnds;
+}
+
+/** Announcements of runs' ends: `ended` resolves when the run's end is heard, or never. */
+export interface RunEnds {
+  watch(runId: string): { ended: Promise<void>; stop(): void };
 }
 
 /** A run of a job made through the compatible API, with when it expires. */
@@ -45,6 +52,8 @@ export interface CompatError {
 /** How long a wait for a run's end sleeps between looks: short first, for pages that are quick. */
 const WAIT_STEPS_MS = [5, 5, 10, 10, 20, 20, 40];
 const WAIT_MAX_STEP_MS = 50;
+/** Between looks while the run's end is to be announced: in case the announcement is lost. */
+const ANNOUNCED_STEP_MS = 250;
 
 /**
  * The Firecrawl-compatible API's work in this service's terms (docs/api.md §18): every scrape,
@@ -115,21 +124,36 @@ export class CompatService {
 
   /**
    * Waits until the run has ended or `timeoutMs` has passed, looking often at first (a page is
-   * usually done in tens of milliseconds); the run as it is then.
+   * usually done in tens of milliseconds), or, with `runEnds`, looking again when the end is
+   * announced (and every 250 ms in case the announcement is lost); the run as it is then.
    */
   async waitForEnd(owner: Owner, runId: string, timeoutMs: number, signal?: AbortSignal): Promise<CompatRun> {
     const deadline = Date.now() + timeoutMs;
-    // The looks read the run's status alone (one indexed row); the whole run is read, and its
-    // owner checked, once at the end.
-    for (let step = 0; ; step++) {
-      const { rows } = await this.#db.pool.query<{ status: string }>({
-        name: 'compat-run-status',
-        text: 'SELECT status::text FROM runs WHERE id = $1',
-        values: [runId],
-      });
-      const left = deadline - Date.now();
-      if (rows[0]?.status !== 'running' || left <= 0 || signal?.aborted) return this.get(owner, runId);
-      await sleep(Math.min(WAIT_STEPS_MS[step] ?? WAIT_MAX_STEP_MS, left));
+    // Watched before the first look, so that an end between the look and the watch is heard.
+    const watch = this.#options.runEnds?.watch(runId);
+    let heard = false;
+    void watch?.ended.then(() => {
+      heard = true;
+    });
+    try {
+      // The looks read the run's status alone (one indexed row); the whole run is read, and its
+      // owner checked, once at the end.
+      for (let step = 0; ; step++) {
+        const { rows } = await this.#db.pool.query<{ status: string }>({
+          name: 'compat-run-status',
+          text: 'SELECT status::text FROM runs WHERE id = $1',
+          values: [runId],
+        });
+        const left = deadline - Date.now();
+        if (rows[0]?.status !== 'running' || left <= 0 || signal?.aborted) return this.get(owner, runId);
+        const waiting = watch && !heard;
+        const pause = sleep(
+          Math.min(waiting ? ANNOUNCED_STEP_MS : (WAIT_STEPS_MS[step] ?? WAIT_MAX_STEP_MS), left),
+        );
+        await (waiting ? Promise.race([watch.ended, pause]) : pause);
+      }
+    } finally {
+      watch?.stop();
     }
   }
 
