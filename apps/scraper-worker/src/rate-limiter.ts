@@ -1,12 +1,10 @@
-import { LuaScript } from '@scrapejobs/queues';
+import { LuaScript, REDIS_NOW } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
 
 // Hands out start slots spaced `interval` apart, from Redis's clock, so every worker of the
 // fleet draws from one budget per job and requests never come in bursts. A slot further away
 // than the caller will wait (ARGV[2]) is not taken: the answer is only how far it is.
-const SCRIPT = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const SCRIPT = new LuaScript(`${REDIS_NOW}
 local interval = tonumber(ARGV[1])
 local nextSlot = tonumber(redis.call('GET', KEYS[1]) or '0')
 local slot = math.max(now, nextSlot)
@@ -14,9 +12,7 @@ if slot - now > tonumber(ARGV[2]) then return {0, slot - now} end
 redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil(slot + interval - now + 60000))
 return {1, slot - now}`);
 
-const PEEK = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const PEEK = new LuaScript(`${REDIS_NOW}
 return math.max(0, tonumber(redis.call('GET', KEYS[1]) or '0') - now)`);
 
 const FOREVER = Number.MAX_SAFE_INTEGER;

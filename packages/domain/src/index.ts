@@ -22,7 +22,6 @@ export {
   type CompatOptions,
   type CompatRun,
   CompatService,
-  type RunEnds,
 } from './internal/jobs/compat.ts';
 export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
 export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';

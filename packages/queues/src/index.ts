@@ -64,16 +64,17 @@ export const runCancelChannel = (prefix: string): string => `${prefix}:run-cance
  */
 export const runEndChannel = (prefix: string): string => `${prefix}:run-end`;
 
+/** Announcements of runs' ends: `ended` resolves when the run's end is heard, or never. */
+export interface RunEnds {
+  watch(runId: string): { ended: Promise<void>; stop(): void };
+}
+
 /**
  * The runs' ends announced on `runEndChannel`, heard on `subscriber` (a connection of its own):
  * `watch(runId)` resolves `ended` when that run's end is announced, and never otherwise (a lost
  * announcement, a run ended by the API); its caller still looks at the run now and then.
  */
-export function runEndsHeard(
-  subscriber: Redis,
-  prefix: string,
-  failed: (err: Error) => void,
-): { watch(runId: string): { ended: Promise<void>; stop(): void } } {
+export function runEndsHeard(subscriber: Redis, prefix: string, failed: (err: Error) => void): RunEnds {
   const channel = runEndChannel(prefix);
   const waiting = new Map<string, Set<() => void>>();
   subscriber.on('message', (from: string, runId: string) => {
@@ -106,6 +107,14 @@ export function runEndsHeard(
 }
 
 /**
+ * Lua that sets `now` to Redis's clock in ms, for a script's start: the fleet's processes agree on
+ * it whatever their own clocks say.
+ */
+export const REDIS_NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
  * A Lua script run by its SHA-1 (EVALSHA): its text goes to Redis only when Redis does not know it
  * yet (first use, or after a restart), not with every call.
  */
@@ -130,8 +139,8 @@ export class LuaScript {
 
 /** Politeness toward target hosts (docs/api.md §19), fleet-wide: hosts paused now (host → end of the pause). */
 export const pausedHostsKey = (prefix: string): string => `${prefix}:hosts-paused`;
-const PAUSED = new LuaScript(`local t = redis.call('TIME')
-return redis.call('ZCOUNT', KEYS[1], '(' .. (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), '+inf')`);
+const PAUSED = new LuaScript(`${REDIS_NOW}
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`);
 
 /** Target hosts paused now, fleet-wide, by Redis's clock (the pauses' ends are in it). */
 export async function pausedHosts(redis: Redis, prefix: string): Promise<number> {

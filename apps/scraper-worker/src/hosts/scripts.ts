@@ -1,4 +1,4 @@
-import { LuaScript } from '@scrapejobs/queues';
+import { LuaScript, REDIS_NOW } from '@scrapejobs/queues';
 
 // Lua run atomically by Redis for the host gate; every time is Redis's clock (ms), so the fleet's
 // workers agree whatever their own clocks say. A host's keys:
@@ -8,10 +8,6 @@ import { LuaScript } from '@scrapejobs/queues';
 //   queue   sorted set: user waiting now → their turn (virtual finish time)
 //   seen    sorted set: user waiting now → presence expiry, refreshed by each ask of theirs
 //   tags    sorted set: user → turn, kept only while ahead of vt (a user behind it is at vt)
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
 // Extends a key's expiry to at least `ms`, never shortening it.
 const KEEP = `
 local function keep(key, ms)
@@ -30,7 +26,7 @@ end`;
  * is vt, the earliest there is, so it goes next; one that stops waiting keeps its turn while it
  * is ahead, so leaving and asking again gains nothing.
  */
-export const TAKE = new LuaScript(`${NOW}${KEEP}
+export const TAKE = new LuaScript(`${REDIS_NOW}${KEEP}
 local user = ARGV[1]
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)) do
   redis.call('ZREM', KEYS[3], gone)
@@ -85,7 +81,7 @@ return {1}`);
  * with each such answer in a row. A pause never shortens one already set; another status ends
  * the row. Announces the freed place on the channel.
  */
-export const RELEASE = new LuaScript(`${NOW}${KEEP}
+export const RELEASE = new LuaScript(`${REDIS_NOW}${KEEP}
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
 local status = tonumber(ARGV[3])
 if status == 429 or status == 503 then
@@ -109,7 +105,7 @@ if removed == 1 then redis.call('PUBLISH', ARGV[6], ARGV[1]) end
 return removed`);
 
 /** KEYS: the places of each host held. ARGV: lease ms, then per key its token count and tokens. */
-export const RENEW = new LuaScript(`${NOW}
+export const RENEW = new LuaScript(`${REDIS_NOW}
 local lease = tonumber(ARGV[1])
 local at = 2
 for _, key in ipairs(KEYS) do

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { LuaScript } from '@scrapejobs/queues';
+import { LuaScript, REDIS_NOW } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
 
 // KEYS[1]: the user's places (member → expiry, Redis time). ARGV: max, lease ms, then the members
 // wanted; takes as many as are free, in order, and returns how many.
-const TAKE = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const TAKE = new LuaScript(`${REDIS_NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
 local taken = 0
@@ -19,9 +17,7 @@ if taken > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return taken`);
 
 // KEYS[1]: a user's places; ARGV: lease ms, then the members this process still holds.
-const RENEW = new LuaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const RENEW = new LuaScript(`${REDIS_NOW}
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1`);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type CreateJobInput, type FormatName, formatsSchema } from '@scrapejobs/contracts';
 import { type Database, isId } from '@scrapejobs/db';
 import type { Resolve } from '@scrapejobs/outbound';
+import type { RunEnds } from '@scrapejobs/queues';
 import { notFound } from '../errors.ts';
 import type { Run } from '../model.ts';
 import { toRun } from '../model.ts';
@@ -22,11 +23,6 @@ export interface CompatOptions {
   now?: () => Date;
   /** The runs' ends as the workers announce them: a wait for a run's end then looks seldom. */
   runEnds?: RunEnds;
-}
-
-/** Announcements of runs' ends: `ended` resolves when the run's end is heard, or never. */
-export interface RunEnds {
-  watch(runId: string): { ended: Promise<void>; stop(): void };
 }
 
 /** A run of a job made through the compatible API, with when it expires. */
