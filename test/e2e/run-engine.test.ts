@@ -107,6 +107,21 @@ describe('a paused run counts what it stored', () => {
   });
 });
 
+/** What the runs of jobs never fetched were left in, and what the workers warned of, for a failure's message. */
+async function stalled(jobIds: string[]): Promise<string> {
+  const runs = await tdb.db.$queryRaw`
+    SELECT r.status, r.seeded, r.due_at, r.next_claim_at, r.retry_at, r.pending_urls, r.active_urls,
+           r.attempts, json_agg(json_build_object('seq', u.seq, 'status', u.status, 'claims', u.claims,
+           'lease_until', u.lease_until) ORDER BY u.seq) AS urls
+      FROM runs r JOIN run_urls u ON u.run_id = r.id
+     WHERE r.job_id = ANY(${jobIds})
+     GROUP BY r.id LIMIT 5`;
+  const warned = workers.flatMap((w) =>
+    w.logs.filter((l) => l.level === 'warn' || l.level === 'error').slice(-10),
+  );
+  return JSON.stringify({ at: new Date(), missing: jobIds.length, runs, warned });
+}
+
 describe('thousands of runs at once', () => {
   it('fetches a first URL of each of 2,000 slow runs started at once within 60 s of its start, and of a run started beside them within 10 s', async () => {
     const RUNS = 2_000;
@@ -134,7 +149,9 @@ describe('thousands of runs at once', () => {
       }
       return firstHit.size >= RUNS;
     };
-    await until(async () => fetched(), 90_000, 500);
+    await until(async () => fetched(), 90_000, 500).catch(async (err: Error) => {
+      throw new Error(`${err.message}; ${await stalled(ids.filter((_, i) => !firstHit.has(i + 1)))}`);
+    });
     const runs = await tdb.db.run.findMany({ where: { id: { in: runIds } }, include: { job: true } });
     const waits = runs.map((run) => {
       const n = Number(run.job.source.match(/\/page\/(\d+)\{0,1\}$/)![1]);
