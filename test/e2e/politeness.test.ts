@@ -330,6 +330,19 @@ describe("a host's places shared among users, and given back by a dead worker (d
     expect(s.peak()).toBe(2);
   });
 
+  it("keeps a slow job's start when its host had no place in time: its URL is fetched once the host frees, not an interval later", async () => {
+    // A's page holds the host's one place for 3 s, longer than B's URL waits for it (a hold, 1 s).
+    const s = await site((path) => ({ delayMs: path.startsWith('/a/') ? 3_000 : 0 }));
+    await startWorkers(1, { HOST_MAX_CONCURRENCY: '1' });
+    await run(await newUser(), { source: `${s.url}/a/1` });
+    await until(async () => s.inFlight() === 1);
+    // One start a minute: had its first start been spent on the wait, its URL would wait 60 s.
+    const b = await run(await newUser(), { source: `${s.url}/b/[1-2]`, rate_limit: 1 });
+    const served = await until(async () => s.visits.find((v) => v.path === '/b/1'), 20_000);
+    expect(served.start - b.at).toBeLessThan(10_000);
+    expect(s.peak()).toBe(1);
+  });
+
   it('gives back the host places of a worker SIGKILLed while its requests hang: a fresh worker gets both and the run succeeds', async () => {
     // The host's first two requests never get an answer. The first worker claims no URL beyond
     // those two: URLs taken over from a dead worker are fetched one at a time (§16.2).

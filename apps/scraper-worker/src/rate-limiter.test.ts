@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
-import { JobRateLimiter } from './rate-limiter.ts';
+import { JobRateLimiter, type Start } from './rate-limiter.ts';
 
 const prefix = testPrefix();
 const redis = new Redis(REDIS_URL);
@@ -21,6 +21,9 @@ const redisNow = async () => {
   const [s, us] = await redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 };
+/** A start taken, as `acquire` resolves it when it takes one (a time when it does not). */
+const taken = expect.objectContaining({ giveBack: expect.any(Function) });
+
 /** The slot a job's last start took: its budget holds the next one, an interval on. */
 const lastSlot = async (jobId: string, perMinute: number) =>
   Number(await redis.get(`${prefix.prefix}:job-rate:${jobId}`)) - 60_000 / perMinute;
@@ -81,26 +84,48 @@ describe('JobRateLimiter', () => {
 
   it('takes no slot further away than the caller will wait, and says when it comes', async () => {
     // 6 a minute: one start every 10 s.
-    expect(await limiter.acquire('job_slow', 6, undefined, 1_000)).toBeNull();
+    expect(await limiter.acquire('job_slow', 6, undefined, 1_000)).toEqual(taken);
     const asked = Date.now();
     const later = await limiter.acquire('job_slow', 6, undefined, 1_000);
     expect(Date.now() - asked).toBeLessThan(500);
     expect(later).toBeGreaterThanOrEqual(asked + 9_000);
     expect(later).toBeLessThanOrEqual(asked + 10_500);
     // Nothing was taken: the slot it named is still the next one.
-    const again = await limiter.acquire('job_slow', 6, undefined, 1_000);
-    expect(Math.abs(again! - later!)).toBeLessThan(200);
+    const again = (await limiter.acquire('job_slow', 6, undefined, 1_000)) as number;
+    expect(Math.abs(again - (later as number))).toBeLessThan(200);
   });
 
   it('says how long until a job may start its next request, taking nothing', async () => {
     expect(await limiter.untilNextStart('job_peek')).toBe(0);
-    expect(await limiter.acquire('job_peek', 6, undefined, 1_000)).toBeNull();
+    expect(await limiter.acquire('job_peek', 6, undefined, 1_000)).toEqual(taken);
     const wait = await limiter.untilNextStart('job_peek');
     expect(wait).toBeGreaterThan(9_000);
     expect(wait).toBeLessThanOrEqual(10_000);
     expect(await limiter.untilNextStart('job_peek')).toBeLessThanOrEqual(wait);
     // The peek took no slot: the next start is still the one it named.
-    const at = await limiter.acquire('job_peek', 6, undefined, 1_000);
-    expect(at).not.toBeNull();
+    expect(await limiter.acquire('job_peek', 6, undefined, 1_000)).toEqual(expect.any(Number));
+  });
+
+  it('gives a start back to the budget when its request did not start, unless a later one was taken', async () => {
+    // 6 a minute: one start every 10 s.
+    const first = await limiter.acquire('job_back', 6, undefined, 1_000);
+    await (first as Start).giveBack();
+    expect(await limiter.untilNextStart('job_back')).toBe(0);
+    // Its slot is free again: taken at once, not 10 s on.
+    const second = await limiter.acquire('job_back', 6, undefined, 1_000);
+    expect(second).toEqual(taken);
+    expect(await limiter.untilNextStart('job_back')).toBeGreaterThan(9_000);
+    // A third start waits for the slot 10 s on; the second's given back now would be a burst.
+    const controller = new AbortController();
+    const third = limiter.acquire('job_back', 6, controller.signal, 20_000);
+    await redis.ping();
+    await (second as Start).giveBack();
+    expect(await limiter.untilNextStart('job_back')).toBeGreaterThan(19_000);
+    // The third's wait aborted: its slot goes back, and the next start is the one it waited for.
+    controller.abort('cancel');
+    await expect(third).rejects.toBe('cancel');
+    const next = await limiter.untilNextStart('job_back');
+    expect(next).toBeGreaterThan(8_000);
+    expect(next).toBeLessThanOrEqual(10_000);
   });
 });

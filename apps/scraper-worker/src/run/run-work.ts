@@ -18,7 +18,7 @@ import type { SecretBox } from '@scrapejobs/outbound';
 import type { Alone, DocumentSpec, PageContent, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
 import type { RequestPace } from '../fetch/index.ts';
 import type { HostGate } from '../hosts/index.ts';
-import type { JobRateLimiter } from '../rate-limiter.ts';
+import type { JobRateLimiter, Start } from '../rate-limiter.ts';
 import type { AloneLedger } from './alone-ledger.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
@@ -396,13 +396,16 @@ export class RunWork {
       throttleRetries: url ? Math.max(0, MAX_THROTTLES - url.throttled) : ROBOTS_THROTTLES,
       beforeAttempt: async (target) => {
         const before = performance.now();
+        const starts: Start[] = [];
         try {
-          await this.#nextStart(this.jobId, this.settings.rateLimit, signal, maxWaitMs);
+          starts.push(await this.#nextStart(this.jobId, this.settings.rateLimit, signal, maxWaitMs));
           const delayMs = this.settings.crawl?.respect_robots_txt
             ? this.#discovery.crawlDelayMs(target.origin)
             : 0;
           if (delayMs > 0)
-            await this.#nextStart(`${this.runId}@${target.host}`, 60_000 / delayMs, signal, maxWaitMs);
+            starts.push(
+              await this.#nextStart(`${this.runId}@${target.host}`, 60_000 / delayMs, signal, maxWaitMs),
+            );
           const place = await this.#deps.hosts.acquire(hostOf(target), this.userId, signal, maxWaitMs);
           if ('retryAt' in place) throw new TooFar(place.retryAt);
           return (answer) => {
@@ -414,6 +417,11 @@ export class RunWork {
               );
             });
           };
+        } catch (err) {
+          // The request does not start (its host had no place in time, the run stopped): the
+          // starts it took go back, or a slow job's URL would wait a whole interval for nothing.
+          await Promise.all(starts.map((start) => start.giveBack().catch(() => {})));
+          throw err;
         } finally {
           paced.waitedMs += performance.now() - before;
         }
@@ -422,9 +430,10 @@ export class RunWork {
   }
 
   /** Waits for the next start of `key`'s budget, or gives the URL back when it is too far away. */
-  async #nextStart(key: string, perMinute: number, signal: AbortSignal, maxWaitMs: number): Promise<void> {
-    const at = await this.#deps.limiter.acquire(key, perMinute, signal, maxWaitMs);
-    if (at !== null) throw new TooFar(at);
+  async #nextStart(key: string, perMinute: number, signal: AbortSignal, maxWaitMs: number): Promise<Start> {
+    const start = await this.#deps.limiter.acquire(key, perMinute, signal, maxWaitMs);
+    if (typeof start === 'number') throw new TooFar(start);
+    return start;
   }
 
   /** Gives a URL back to the frontier, unprocessed. */
