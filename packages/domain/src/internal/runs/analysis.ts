@@ -8,7 +8,7 @@ import { comparePages, type PageCounts, type PageDiffer } from './page-changes.t
 
 /** RECORDS_DROP looks at this many of the job's latest successful runs before the run, given at least MIN_HISTORY. */
 const HISTORY = 5;
-const MIN_HISTORY = 3;
+export const MIN_HISTORY = 3;
 
 /** The counts of a run against its base run (docs/api.md §13). */
 export interface ChangeCounts {

@@ -23,10 +23,13 @@ beforeAll(async () => {
 afterAll(() => tdb.drop());
 
 /** A running run as POST run leaves it, with its settings, seeded as a worker seeds it. */
-async function runningRun(source: string, crawl: object | null = null) {
+async function runningRun(
+  source: string,
+  crawl: object | null = null,
+  queries: object[] = [{ name: 'title', type: 'css', query: 'h1', join: false }],
+) {
   const jobId = newId('job');
   const runId = newId('run');
-  const queries = [{ name: 'title', type: 'css', query: 'h1', join: false }];
   await tdb.db.job.create({
     data: {
       id: jobId,
@@ -298,8 +301,91 @@ describe('RunStore', () => {
     ]);
     const event = await tdb.db.event.findFirstOrThrow({ where: { jobId } });
     expect(event.kind).toBe('job.completed');
-    expect(event.data).toEqual(expect.objectContaining({ results_count: 5, skipped_urls: 2 }));
+    expect(event.createdAt).toEqual(run.finishedAt);
+    expect(event.data).toEqual({
+      job_id: jobId,
+      job_name: 'store',
+      run_id: runId,
+      status: 'success',
+      results_count: 5,
+      duration_ms: run.finishedAt!.getTime() - run.startedAt.getTime(),
+      download_url: `https://scrape.example.com/jobs/${jobId}/download`,
+      skipped_urls: 2,
+    });
+    expect(await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } })).toEqual(
+      expect.objectContaining({ status: 'success', resultsCount: 5 }),
+    );
     expect(await store.finish(runId, null)).toBeNull();
+  });
+
+  it('fails a run whose URL failed with that failure, counted against the URLs it had', async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-3]');
+    const urls = await frontier.claim(runId, 3, LEASE_MS);
+    await store.saveBatch(runId, {
+      pages: [rowsOf(urls[0]!)],
+      outcomes: [ok(urls[0]!), failed(urls[1]!), failed(urls[2]!, 'TIMEOUT')],
+      found: [],
+    });
+    expect(await store.finish(runId, null)).toEqual(
+      expect.objectContaining({ status: 'failed', successfulUrls: 1, failedUrls: 2, skippedUrls: 0 }),
+    );
+    const error = {
+      code: 'HTTP_ERROR',
+      message: '2 of 3 URLs failed; first: https://example.com/2: HTTP 404',
+      failed_urls: 2,
+      successful_urls: 1,
+    };
+    expect((await runOf(runId)).error).toEqual(error);
+    const event = await tdb.db.event.findFirstOrThrow({ where: { jobId } });
+    expect(event.kind).toBe('job.failed');
+    expect(event.data).toEqual({
+      job_id: jobId,
+      job_name: 'store',
+      run_id: runId,
+      status: 'failed',
+      error,
+      skipped_urls: 0,
+    });
+    expect((await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } })).status).toBe('failed');
+  });
+
+  it('stores a run with nothing to analyse as analysed, and leaves every other run due', async () => {
+    const ended = async (runId: string) => {
+      const [url] = await frontier.claim(runId, 1, LEASE_MS);
+      await store.saveBatch(runId, { pages: [], outcomes: [ok(url!, 0)], found: [] });
+      await store.finish(runId, null);
+      const { analysisDue, health, queryMatches } = await runOf(runId);
+      return { analysisDue, health, queryMatches };
+    };
+    const analysed = { analysisDue: false, health: { status: 'ok', reasons: [] }, queryMatches: {} };
+    const due = { analysisDue: true, health: null, queryMatches: null };
+    // No queries, no change tracking: a Firecrawl scrape, and a job's first runs.
+    const { jobId, runId } = await runningRun('https://example.com/a', null, []);
+    expect(await ended(runId)).toEqual(analysed);
+    // A query to check, or records to compare.
+    expect(await ended((await runningRun('https://example.com/a')).runId)).toEqual(due);
+    const tracked = await runningRun('https://example.com/a', null, []);
+    await tdb.db.job.update({ where: { id: tracked.jobId }, data: { changeTracking: { key: [] } } });
+    expect(await ended(tracked.runId)).toEqual(due);
+    // From three successful runs before it, its records are held against theirs.
+    const later = async () => {
+      const next = newId('run');
+      await tdb.db.run.create({
+        data: {
+          id: next,
+          jobId,
+          trigger: 'manual',
+          settings: (await runOf(runId)).settings ?? {},
+        },
+      });
+      await tdb.db.job.update({ where: { id: jobId }, data: { status: 'running', lastRunId: next } });
+      await frontier.seed(next);
+      return ended(next);
+    };
+    expect(await later()).toEqual(analysed);
+    expect(await later()).toEqual(analysed);
+    expect(await later()).toEqual(due);
+    expect(await tdb.db.run.count({ where: { jobId, status: 'success' } })).toBe(4);
   });
 
   it('ends a failed run with its first failure, and counts URLs never done as failed when forced', async () => {

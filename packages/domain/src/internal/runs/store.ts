@@ -1,11 +1,11 @@
-import type { FailureCode } from '@scrapejobs/contracts';
 import type { Database, JobModel, RunModel } from '@scrapejobs/db';
-import { newId, newRecordIdBase, Prisma } from '@scrapejobs/db';
+import { newId, newRecordIdBase, transaction } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
-import { type RunFailure, toRun } from '../model.ts';
-import { outboxEvent } from '../outbox.ts';
+import type { RunFailure } from '../model.ts';
+import { outboxDataSql } from '../outbox.ts';
 import { FIRECRAWL_PAGE_EVENT } from '../webhooks/firecrawl.ts';
+import { MIN_HISTORY } from './analysis.ts';
 import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
 import { type RunSettings, settingsOf } from './settings.ts';
 import {
@@ -159,6 +159,87 @@ const isUnchanged = (o: UrlOutcome) => o.status === 'success' && o.unchanged ===
 
 /** What #writeBatch wrote: how many outcomes, and the seqs of the pages stored successfully. */
 const NOTHING_WRITTEN = { written: 0, pages: [] as number[] };
+
+/** job.completed's and job.failed's data, built by the statement that ends the run. */
+const COMPLETED_DATA = outboxDataSql('job.completed', {
+  job_id: 'j.id',
+  job_name: 'j.name',
+  run_id: 'u.id',
+  status: "'success'",
+  results_count: 'u.results_count',
+  duration_ms: 'u.duration_ms',
+  download_url: "$8::text || j.id || '/download'",
+  skipped_urls: 'u.skipped_urls',
+});
+const FAILED_DATA = outboxDataSql('job.failed', {
+  job_id: 'j.id',
+  job_name: 'j.name',
+  run_id: 'u.id',
+  status: "'failed'",
+  error: 'u.error',
+  skipped_urls: 'u.skipped_urls',
+});
+
+/**
+ * Ends a running run whose row the transaction holds: its URLs still pending or claimed become
+ * $2 ('failed' when forced by $3/$4, else 'skipped' past max_pages) and are counted; it fails with
+ * the forced failure, or with its first failed URL's when any failed, else succeeds; its job
+ * takes its status, and its job.completed or job.failed is written. $6 is now, $7 the event's id,
+ * $8 the start of the download URL.
+ *
+ * A run with nothing to analyse (no queries, no change tracking, fewer earlier successful runs
+ * than the records-drop check needs, as with every Firecrawl scrape) is stored as analysed, with
+ * the health and query matches its analysis would have found (docs/api.md §13).
+ */
+const FINISH = `
+  WITH settled AS (
+         UPDATE run_urls SET status = $2::"UrlStatus", lease_until = NULL, error_code = $3, error_message = $4
+          WHERE run_id = $1 AND status IN ('pending', 'active')
+         RETURNING kind),
+       counted AS (
+         SELECT r.id, r.failed_urls + CASE WHEN $5 THEN s.pages ELSE 0 END AS failed,
+                r.skipped_urls + CASE WHEN $5 THEN 0 ELSE s.pages END AS skipped,
+                CASE WHEN $5 THEN $3
+                     WHEN r.failed_urls > 0 THEN coalesce(r.first_failure->>'code', 'NETWORK_ERROR') END AS code,
+                CASE WHEN $5 THEN $4
+                     WHEN r.failed_urls > 0 THEN r.failed_urls || ' of ' || r.total_urls || ' URLs failed; first: '
+                                                 || coalesce(r.first_failure->>'message', 'unknown') END AS message,
+                jsonb_array_length(CASE WHEN jsonb_typeof(r.settings->'queries') = 'array'
+                                        THEN r.settings->'queries' ELSE j.queries END) = 0
+                  AND coalesce(j.change_tracking, 'null') = 'null'
+                  AND (SELECT count(*) FROM (SELECT FROM runs e WHERE e.job_id = r.job_id AND e.id <> r.id
+                                                AND e.status = 'success' AND NOT e.deleting
+                                              LIMIT ${MIN_HISTORY}) h) < ${MIN_HISTORY} AS analysed
+           FROM runs r JOIN jobs j ON j.id = r.job_id,
+                (SELECT count(*) FILTER (WHERE kind = 'page')::int AS pages FROM settled) s
+          WHERE r.id = $1),
+       ended AS (
+         UPDATE runs r SET failed_urls = c.failed, skipped_urls = c.skipped, pending_urls = 0, active_urls = 0,
+                           status = CASE WHEN c.code IS NULL THEN 'success' ELSE 'failed' END::"RunStatus",
+                           finished_at = $6::timestamp,
+                           duration_ms = round(extract(epoch FROM $6::timestamp - r.started_at) * 1000),
+                           error = CASE WHEN c.code IS NOT NULL
+                                        THEN jsonb_build_object('code', c.code, 'message', c.message,
+                                                                'failed_urls', c.failed, 'successful_urls', r.successful_urls) END,
+                           analysis_due = NOT c.analysed,
+                           health = CASE WHEN c.analysed THEN '{"status": "ok", "reasons": []}'::jsonb END,
+                           query_matches = CASE WHEN c.analysed THEN '{}'::jsonb END
+           FROM counted c
+          WHERE r.id = c.id AND r.status = 'running'
+         RETURNING r.*),
+       job AS (
+         UPDATE jobs j SET status = u.status::text::"JobStatus", results_count = u.results_count, updated_at = $6::timestamp
+           FROM ended u
+          WHERE j.id = u.job_id AND j.status = 'running' AND j.last_run_id = u.id),
+       event AS (
+         INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
+         SELECT $7, j.user_id, j.mode, j.id,
+                CASE WHEN u.error IS NULL THEN 'job.completed' ELSE 'job.failed' END,
+                CASE WHEN u.error IS NULL THEN ${COMPLETED_DATA} ELSE ${FAILED_DATA} END, $6::timestamp
+           FROM ended u JOIN jobs j ON j.id = u.job_id)
+  SELECT status::text, successful_urls AS "successfulUrls", failed_urls AS "failedUrls",
+         skipped_urls AS "skippedUrls", duration_ms AS "durationMs"
+    FROM ended`;
 
 /** How a run ended, from what is stored: every worker that worked on it counted. */
 export interface RunEnding {
@@ -620,96 +701,31 @@ export class RunStore {
    * done, or no longer running (paused, ended elsewhere, deleted).
    */
   async finish(runId: string, forced: RunFailure | null, now = new Date()): Promise<RunEnding | null> {
-    return this.#db.$transaction(async (tx) => {
-      const [state] = await tx.$queryRawUnsafe<{ done: boolean }[]>(
-        `SELECT r.seeded AND NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active')
-                AND (r.started_urls >= ${MAX_PAGES}
-                     OR NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'pending')) AS done
-           FROM runs r WHERE r.id = $1 AND r.status = 'running' FOR UPDATE`,
-        runId,
-      );
-      if (!state || (forced === null && !state.done)) return null;
-      const [left] = await tx.$queryRaw<{ pages: bigint }[]>`
-        WITH settled AS (
-          UPDATE run_urls SET status = ${forced ? 'failed' : 'skipped'}::"UrlStatus", lease_until = NULL,
-                              error_code = ${forced?.code ?? 'MAX_PAGES'},
-                              error_message = ${forced?.message ?? 'max_pages was reached before this URL was fetched'}
-           WHERE run_id = ${runId} AND status IN ('pending', 'active')
-          RETURNING kind)
-        SELECT count(*) FILTER (WHERE kind = 'page') AS pages FROM settled`;
-      const settled = Number(left?.pages ?? 0);
-      const run = await tx.run.update({
-        where: { id: runId },
-        data: {
-          ...(forced ? { failedUrls: { increment: settled } } : { skippedUrls: { increment: settled } }),
-          pendingUrls: 0,
-          activeUrls: 0,
-        },
-        include: { job: true },
+    return transaction(this.#db.pool, async (client) => {
+      const { rows: locked } = await client.query<{ done: boolean }>({
+        name: 'run-finish-lock',
+        text: `SELECT r.seeded AND NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active')
+                      AND (r.started_urls >= ${MAX_PAGES}
+                           OR NOT EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'pending')) AS done
+                 FROM runs r WHERE r.id = $1 AND r.status = 'running' FOR UPDATE`,
+        values: [runId],
       });
-      const { resultsCount } = run;
-      const durationMs = now.getTime() - run.startedAt.getTime();
-      const { successfulUrls, failedUrls, skippedUrls } = run;
-      const first = toRun(run).firstFailure;
-      const failure: RunFailure | null =
-        forced !== null
-          ? forced
-          : failedUrls > 0
-            ? {
-                code: first?.code ?? 'NETWORK_ERROR',
-                message: `${failedUrls} of ${run.totalUrls} URLs failed; first: ${first?.message ?? 'unknown'}`,
-              }
-            : null;
-      const status = failure ? 'failed' : 'success';
-      const error = failure && { ...failure, failed_urls: failedUrls, successful_urls: successfulUrls };
-      const updated = await tx.run.updateMany({
-        where: { id: runId, status: 'running' },
-        data: {
-          status,
-          finishedAt: now,
-          durationMs,
-          error: error ?? Prisma.DbNull,
-          analysisDue: true,
-        },
+      if (!locked[0] || (forced === null && !locked[0].done)) return null;
+      const { rows } = await client.query<RunEnding>({
+        name: 'run-finish',
+        text: FINISH,
+        values: [
+          runId,
+          forced ? 'failed' : 'skipped',
+          forced?.code ?? 'MAX_PAGES',
+          forced?.message ?? 'max_pages was reached before this URL was fetched',
+          forced !== null,
+          wallTime(now),
+          newId('evt', now.getTime()),
+          `${this.#publicBaseUrl}/jobs/`,
+        ],
       });
-      if (updated.count === 0) return null;
-      const job = run.job;
-      await tx.job.updateMany({
-        where: { id: job.id, status: 'running', lastRunId: runId },
-        data: { status, resultsCount, updatedAt: now },
-      });
-      const owner = { userId: job.userId, mode: job.mode };
-      const event = { job_id: job.id, job_name: job.name, run_id: runId };
-      const at = { jobId: job.id, at: now };
-      await tx.event.create({
-        data: error
-          ? outboxEvent(
-              owner,
-              'job.failed',
-              // Every code a run fails with is one of the contract's (forced ones and URLs' alike).
-              {
-                ...event,
-                status: 'failed',
-                error: { ...error, code: error.code as FailureCode },
-                skipped_urls: skippedUrls,
-              },
-              at,
-            )
-          : outboxEvent(
-              owner,
-              'job.completed',
-              {
-                ...event,
-                status: 'success',
-                results_count: resultsCount,
-                duration_ms: durationMs,
-                download_url: `${this.#publicBaseUrl}/jobs/${job.id}/download`,
-                skipped_urls: skippedUrls,
-              },
-              at,
-            ),
-      });
-      return { status, successfulUrls, failedUrls, skippedUrls, durationMs };
+      return rows[0] ?? null;
     });
   }
 }
