@@ -95,8 +95,9 @@ export class Dispatcher {
   /** Extends the leases of every URL held here; a URL whose lease was lost stops. */
   async renew(): Promise<void> {
     const held = [...this.#works.values()].flatMap((work) => work.held());
-    const lost = await this.#frontier.renew(held, this.#options.leaseMs);
-    for (const { runId, seq } of lost) this.#works.get(runId)?.lose(seq);
+    const lost = (await this.#frontier.renew(held, this.#options.leaseMs)).filter(
+      ({ runId, seq, claims }) => this.#works.get(runId)?.lose(seq, claims) ?? false,
+    );
     if (lost.length > 0) this.#log.warn({ urls: lost.length }, LEASE_LOST);
   }
 

@@ -182,9 +182,17 @@ export class RunWork {
     if (!this.stopped) this.#stop.abort(reason);
   }
 
-  /** A URL whose lease was lost: its work stops, and writes nothing. */
-  lose(seq: number): void {
-    this.#held.get(seq)?.controller.abort(LOST);
+  /**
+   * A URL whose lease under `claims` was lost: its work stops, and writes nothing. False when it
+   * is no longer held here under that claim (given back or stored while its lease was renewed).
+   */
+  lose(seq: number, claims: number): boolean {
+    const held = this.#held.get(seq);
+    if (held?.url.claims === claims) {
+      held.controller.abort(LOST);
+      return true;
+    }
+    return this.#batch.unstored().some((url) => url.seq === seq && url.claims === claims);
   }
 
   /** Why the run's work here stopped, once nothing is in flight: after a halt, the error. */

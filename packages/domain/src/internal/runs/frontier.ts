@@ -323,7 +323,7 @@ export class Frontier {
   async renew(
     held: readonly { runId: string; seq: number; claims: number }[],
     leaseMs: number,
-  ): Promise<{ runId: string; seq: number }[]> {
+  ): Promise<{ runId: string; seq: number; claims: number }[]> {
     if (held.length === 0) return [];
     const { rows } = await this.#db.pool.query<{ run_id: string; seq: number }>({
       name: 'frontier-renew',
