@@ -156,8 +156,8 @@ export class RunWork {
 
   /** The run's work here, or null when the run is no longer running. */
   static async open(deps: WorkDeps, state: RunState): Promise<RunWork | null> {
-    const loaded = await deps.store.load(state.runId);
-    return loaded && new RunWork(deps, state, loaded.settings);
+    const settings = await deps.store.settings(state.runId);
+    return settings && new RunWork(deps, state, settings);
   }
 
   get inFlight(): number {

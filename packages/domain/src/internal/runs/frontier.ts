@@ -1,8 +1,8 @@
 import { normalizeUrl, originOf, urlKey } from '@scrapejobs/crawl';
-import type { Database } from '@scrapejobs/db';
+import { type Database, transaction } from '@scrapejobs/db';
 import { expandGlob } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
-import { type RunSettings, settingsOf } from './settings.ts';
+import { RUN_SETTINGS, type RunSettings, runSettings } from './settings.ts';
 
 /** The glob limit of docs/api.md §3.4: a run's expanded source. */
 const MAX_SOURCE_URLS = 1000;
@@ -185,26 +185,35 @@ export class Frontier {
    * an earlier one is the same URL.
    */
   async seed(runId: string): Promise<void> {
-    await this.#db.$transaction(async (tx) => {
-      const run = await tx.$queryRaw<{ seeded: boolean; settings: unknown; job_id: string }[]>`
-        SELECT seeded, settings, job_id FROM runs WHERE id = ${runId} AND status = 'running' FOR UPDATE`;
-      if (!run[0] || run[0].seeded) return;
-      const job = await tx.job.findUniqueOrThrow({ where: { id: run[0].job_id } });
-      const settings = settingsOf(run[0].settings, job);
+    await transaction(this.#db.pool, async (client) => {
+      const { rows: locked } = await client.query<{ settings: unknown }>({
+        name: 'frontier-seed-lock',
+        text: `SELECT ${RUN_SETTINGS} AS settings FROM runs r JOIN jobs j ON j.id = r.job_id
+                WHERE r.id = $1 AND r.status = 'running' AND NOT r.seeded FOR UPDATE OF r`,
+        values: [runId],
+      });
+      if (!locked[0]) return;
+      const settings = runSettings(locked[0].settings);
       const urls = seedUrls(settings);
       const rows: { kind: UrlKindName; url: string }[] = urls.map((url) => ({ kind: 'page', url }));
       if (settings.crawl?.sitemap)
         for (const origin of new Set(urls.map(originOf)))
           rows.push({ kind: 'robots', url: `${origin}/robots.txt` });
-      await tx.$executeRaw`
-        INSERT INTO run_urls (run_id, seq, kind, url, url_key)
-        SELECT ${runId}, t.seq - 1, t.kind, t.url, t.url_key
-          FROM unnest(${rows.map((r) => r.kind)}::"UrlKind"[], ${rows.map((r) => r.url)}::text[],
-                      ${rows.map((r) => urlKey(r.kind, r.url))}::bytea[])
-               WITH ORDINALITY AS t(kind, url, url_key, seq)`;
-      await tx.run.update({
-        where: { id: runId },
-        data: { seeded: true, totalUrls: urls.length, nextSeq: rows.length, pendingUrls: rows.length },
+      await client.query({
+        name: 'frontier-seed',
+        text: `WITH seeded AS (
+                 INSERT INTO run_urls (run_id, seq, kind, url, url_key)
+                 SELECT $1, t.seq - 1, t.kind, t.url, t.url_key
+                   FROM unnest($2::"UrlKind"[], $3::text[], $4::bytea[]) WITH ORDINALITY AS t(kind, url, url_key, seq))
+               UPDATE runs SET seeded = true, total_urls = $5, next_seq = $6, pending_urls = $6 WHERE id = $1`,
+        values: [
+          runId,
+          rows.map((r) => r.kind),
+          rows.map((r) => r.url),
+          rows.map((r) => urlKey(r.kind, r.url)),
+          urls.length,
+          rows.length,
+        ],
       });
     });
   }

@@ -15,7 +15,6 @@ import {
   type RenderConfig,
   renderConfigSchema,
 } from '@scrapejobs/contracts';
-import type { JobModel } from '@scrapejobs/db';
 import { z } from 'zod';
 import { type StoredRequest, storedRequestSchema } from '../jobs/request.ts';
 
@@ -72,24 +71,18 @@ const settingsSchema = z
     }),
   );
 
-/** A run's settings (its `settings` column); a run started before they were kept takes its job's as they are now. */
-export const settingsOf = (settings: unknown, job: JobModel): RunSettings =>
-  settingsSchema.parse(
-    settings ?? {
-      source: job.source,
-      queries: job.queries,
-      rate_limit: job.rateLimit,
-      render_config: job.renderConfig,
-      proxy_config: job.proxyConfig,
-      crawl: job.crawl,
-      request: job.request,
-      formats: job.formats,
-      content: job.content,
-      track_content: (job.changeTracking as { content?: boolean } | null)?.content ?? false,
-      urls: job.urls,
-      refetch: job.refetch,
-    },
-  );
+/** A run's settings, as its `settings` column holds them (RUN_SETTINGS reads it). */
+export const runSettings = (settings: unknown): RunSettings => settingsSchema.parse(settings);
+
+/**
+ * A run's settings in SQL, over its row `r` and its job's `j`: its `settings` column, or, for a
+ * run started before they were kept, its job's as they are now.
+ */
+export const RUN_SETTINGS = `coalesce(r.settings, jsonb_build_object(
+  'source', j.source, 'queries', j.queries, 'rate_limit', j.rate_limit, 'render_config', j.render_config,
+  'proxy_config', j.proxy_config, 'crawl', j.crawl, 'request', j.request, 'formats', j.formats,
+  'content', j.content, 'track_content', coalesce((j.change_tracking->>'content')::boolean, false),
+  'urls', j.urls, 'refetch', j.refetch))`;
 
 /** JSON with every object's keys sorted, so that equal settings give equal text. */
 function canonicalJson(value: unknown): string {

@@ -281,6 +281,39 @@ describe('RunStore', () => {
     });
   });
 
+  it("gives a running run's settings, its job's for a run started before they were kept, and none once it ended", async () => {
+    const { jobId, runId } = await runningRun('https://example.com/[1-2]');
+    expect(await store.settings(runId)).toEqual(
+      expect.objectContaining({ source: 'https://example.com/[1-2]', rateLimit: 10, crawl: null }),
+    );
+    const legacy = newId('run');
+    await tdb.db.job.update({
+      where: { id: jobId },
+      data: { source: 'https://example.com/{a,b,c}', rateLimit: 30 },
+    });
+    await tdb.db.run.create({ data: { id: legacy, jobId, trigger: 'manual' } });
+    expect(await store.settings(legacy)).toEqual({
+      source: 'https://example.com/{a,b,c}',
+      urls: null,
+      queries: [{ name: 'title', type: 'css', query: 'h1', join: false }],
+      rateLimit: 30,
+      renderConfig: null,
+      proxyConfig: null,
+      crawl: null,
+      request: null,
+      formats: [],
+      content: null,
+      trackContent: false,
+      refetch: 'conditional',
+    });
+    await frontier.seed(legacy);
+    expect((await urlsOf(legacy)).map((u) => u.url)).toEqual(
+      ['a', 'b', 'c'].map((p) => `https://example.com/${p}`),
+    );
+    await tdb.db.run.update({ where: { id: legacy }, data: { status: 'cancelled' } });
+    expect(await store.settings(legacy)).toBeNull();
+  });
+
   it('ends a run only when its frontier is done, pages past max_pages skipped with MAX_PAGES', async () => {
     const { jobId, runId } = await runningRun('https://example.com/[1-4]', crawl(2));
     const [a, b] = await frontier.claim(runId, 4, LEASE_MS);

@@ -1,4 +1,4 @@
-import type { Database, JobModel, RunModel } from '@scrapejobs/db';
+import type { Database } from '@scrapejobs/db';
 import { newId, newRecordIdBase, transaction } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import type { PoolClient } from 'pg';
@@ -7,7 +7,7 @@ import { outboxDataSql } from '../outbox.ts';
 import { FIRECRAWL_PAGE_EVENT } from '../webhooks/firecrawl.ts';
 import { MIN_HISTORY } from './analysis.ts';
 import { MAX_PAGES, type UrlKindName, wallTime } from './frontier.ts';
-import { type RunSettings, settingsOf } from './settings.ts';
+import { RUN_SETTINGS, type RunSettings, runSettings } from './settings.ts';
 import {
   completeCopies,
   copyColumns,
@@ -265,15 +265,15 @@ export class RunStore {
     this.#publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   }
 
-  /**
-   * The run with its job and the settings it runs with, or null when it is gone or no longer
-   * running (cancelled, finished, deleted).
-   */
-  async load(runId: string): Promise<{ run: RunModel; job: JobModel; settings: RunSettings } | null> {
-    const run = await this.#db.run.findUnique({ where: { id: runId }, include: { job: true } });
-    if (run?.status !== 'running') return null;
-    const { job, ...rest } = run;
-    return { run: rest, job, settings: settingsOf(rest.settings, job) };
+  /** The settings a running run runs with, or null when it is gone or no longer running (cancelled, finished, deleted). */
+  async settings(runId: string): Promise<RunSettings | null> {
+    const { rows } = await this.#db.pool.query<{ settings: unknown }>({
+      name: 'run-settings',
+      text: `SELECT ${RUN_SETTINGS} AS settings FROM runs r JOIN jobs j ON j.id = r.job_id
+              WHERE r.id = $1 AND r.status = 'running'`,
+      values: [runId],
+    });
+    return rows[0] ? runSettings(rows[0].settings) : null;
   }
 
   /**

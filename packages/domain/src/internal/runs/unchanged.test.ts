@@ -7,7 +7,7 @@ import { storedRecords } from '../../../../../test/support/records.ts';
 import { RunAnalysis } from './analysis.ts';
 import { type ClaimedUrl, Frontier } from './frontier.ts';
 import { RetentionSweep } from './retention.ts';
-import { fetchSettingsHash, type RunSettings, settingsOf } from './settings.ts';
+import { fetchSettingsHash, type RunSettings, runSettings } from './settings.ts';
 import { type Batch, RunStore, type UrlOutcome } from './store.ts';
 import { type FetchValidators, planUnchanged } from './unchanged.ts';
 import { readRunUrls } from './urls.ts';
@@ -88,7 +88,7 @@ async function startRun(jobId: string): Promise<{ runId: string; settings: RunSe
   await tdb.db.run.create({ data: { id: runId, jobId, trigger: 'manual', settings } });
   await tdb.db.job.update({ where: { id: jobId }, data: { lastRunId: runId } });
   await frontier.seed(runId);
-  return { runId, settings: settingsOf(settings, job) };
+  return { runId, settings: runSettings(settings) };
 }
 
 /** Ends a run as a worker would once every URL of it is stored. */
@@ -200,17 +200,14 @@ const claimAll = (runId: string) => frontier.claim(runId, 100, LEASE_MS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('fetchSettingsHash', () => {
-  const base = settingsOf(
-    {
-      source: 'https://example.com/',
-      queries: QUERIES,
-      rate_limit: 10,
-      render_config: null,
-      proxy_config: null,
-      crawl: crawl(2),
-    },
-    {} as never,
-  );
+  const base = runSettings({
+    source: 'https://example.com/',
+    queries: QUERIES,
+    rate_limit: 10,
+    render_config: null,
+    proxy_config: null,
+    crawl: crawl(2),
+  });
 
   it('is the same for the same settings whatever the order of their keys', () => {
     const reversed = (value: unknown): unknown =>
