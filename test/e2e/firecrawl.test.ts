@@ -189,6 +189,25 @@ describe('crawl', () => {
     expect(errors.robotsBlocked).toEqual([`${site.url}/private/secret`]);
   });
 
+  it('adds the sitemap\'s pages to the links with sitemap: "include", and leaves them out with "skip"', async () => {
+    const paths = async (sitemap: 'include' | 'skip') => {
+      const job = await sdk.crawl(`${site.url}/docs/`, {
+        sitemap,
+        includePaths: ['^/docs/p/13[0-9]$'],
+        maxDiscoveryDepth: 1,
+        pollInterval: 1,
+      });
+      expect(job.status).toBe('completed');
+      return job.data.map((d) => new URL(d.metadata!.sourceURL!).pathname).sort();
+    };
+    // Linked from /docs/ (one link away): only 130; 131-133 are two or more links away.
+    expect(await paths('skip')).toEqual(['/docs/', '/docs/p/130']);
+    // The sitemap's pages are at discovery depth 0, as Firecrawl has them: 131-133, and 134 one link on.
+    expect(await paths('include')).toEqual(
+      ['/docs/', ...[130, 131, 132, 133, 134].map((n) => `/docs/p/${n}`)].sort(),
+    );
+  });
+
   it('cancels a crawl, lists active crawls, and hides them from another user', async () => {
     const started = await sdk.startCrawl(`${site.url}/docs/`, { delay: 2, sitemap: 'skip' });
     const active = await sdk.getActiveCrawls();
@@ -197,6 +216,27 @@ describe('crawl', () => {
     await expect(other.getCrawlStatus(started.id)).rejects.toMatchObject({ status: 404 });
     expect(await sdk.cancelCrawl(started.id)).toBe(true);
     expect((await sdk.getCrawlStatus(started.id)).status).toBe('cancelled');
+  });
+});
+
+describe('key modes', () => {
+  it("serves a live key like a test key, each mode's crawls out of the other's sight", async () => {
+    const { token: liveToken } = await api.keys.create({
+      email: 'crawler@example.com',
+      mode: 'live',
+      scopes: ['jobs:read', 'jobs:write'],
+      name: 'live',
+    });
+    const live = new Firecrawl({ apiKey: liveToken, apiUrl: base });
+    const scraped = await live.scrape(`${site.url}/docs/p/7`, { formats: ['markdown'] });
+    expect(scraped.markdown).toContain('Topic 7');
+    const liveCrawl = await live.crawl(`${site.url}/docs/`, { limit: 3, sitemap: 'skip', pollInterval: 1 });
+    expect(liveCrawl.completed).toBe(3);
+    const testCrawl = await sdk.startCrawl(`${site.url}/docs/`, { limit: 2, sitemap: 'skip' });
+    await expect(live.getCrawlStatus(testCrawl.id)).rejects.toMatchObject({ status: 404 });
+    await expect(sdk.getCrawlStatus(liveCrawl.id)).rejects.toMatchObject({ status: 404 });
+    const active = await live.getActiveCrawls();
+    expect(active.crawls.map((c) => c.id)).not.toContain(testCrawl.id);
   });
 });
 
