@@ -23,6 +23,10 @@ export class HostCounts {
 
   add(field: string): void {
     this.#pending.set(field, (this.#pending.get(field) ?? 0) + 1);
+    this.#arm();
+  }
+
+  #arm(): void {
     this.#timer ??= setTimeout(() => void this.flush(), this.#everyMs).unref();
   }
 
@@ -42,7 +46,7 @@ export class HostCounts {
     } catch (err) {
       this.#failed(err as Error);
       for (const [field, n] of counted) this.#pending.set(field, (this.#pending.get(field) ?? 0) + n);
-      this.#timer ??= setTimeout(() => void this.flush(), this.#everyMs).unref();
+      this.#arm();
     }
   }
 }

@@ -24,6 +24,7 @@ import { outboxDataSql, outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
 import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
+import { jobSettingsSql } from '../runs/settings.ts';
 import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
 import { nextRunAt } from './cron.ts';
 import { sealRequest } from './request.ts';
@@ -307,13 +308,7 @@ export class JobsService {
                           formats, content, change_tracking, urls, refetch),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
-               SELECT $5, id, 'running', $6::"RunTrigger", $4,
-                      jsonb_build_object('source', source, 'queries', queries, 'rate_limit', rate_limit,
-                                         'render_config', render_config, 'proxy_config', proxy_config,
-                                         'crawl', crawl, 'request', request, 'formats', formats,
-                                         'content', content, 'track_content',
-                                         coalesce((change_tracking->>'content')::boolean, false), 'urls', urls,
-                                         'refetch', refetch)
+               SELECT $5, id, 'running', $6::"RunTrigger", $4, ${jobSettingsSql('started')}
                  FROM started)
            INSERT INTO events (id, user_id, mode, job_id, kind, data, created_at)
            SELECT $7, $2, $3::"Mode", id, 'job.started', ${STARTED_DATA}, $4

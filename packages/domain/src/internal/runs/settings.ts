@@ -75,14 +75,21 @@ const settingsSchema = z
 export const runSettings = (settings: unknown): RunSettings => settingsSchema.parse(settings);
 
 /**
+ * A job's settings as its runs keep them (a run's `settings` column), built in SQL from the
+ * job's columns under `job` (a table alias or a CTE's name).
+ */
+export const jobSettingsSql = (job: string): string => `jsonb_build_object(
+  'source', ${job}.source, 'queries', ${job}.queries, 'rate_limit', ${job}.rate_limit,
+  'render_config', ${job}.render_config, 'proxy_config', ${job}.proxy_config, 'crawl', ${job}.crawl,
+  'request', ${job}.request, 'formats', ${job}.formats, 'content', ${job}.content,
+  'track_content', coalesce((${job}.change_tracking->>'content')::boolean, false),
+  'urls', ${job}.urls, 'refetch', ${job}.refetch)`;
+
+/**
  * A run's settings in SQL, over its row `r` and its job's `j`: its `settings` column, or, for a
  * run started before they were kept, its job's as they are now.
  */
-export const RUN_SETTINGS = `coalesce(r.settings, jsonb_build_object(
-  'source', j.source, 'queries', j.queries, 'rate_limit', j.rate_limit, 'render_config', j.render_config,
-  'proxy_config', j.proxy_config, 'crawl', j.crawl, 'request', j.request, 'formats', j.formats,
-  'content', j.content, 'track_content', coalesce((j.change_tracking->>'content')::boolean, false),
-  'urls', j.urls, 'refetch', j.refetch))`;
+export const RUN_SETTINGS = `coalesce(r.settings, ${jobSettingsSql('j')})`;
 
 /** JSON with every object's keys sorted, so that equal settings give equal text. */
 function canonicalJson(value: unknown): string {
