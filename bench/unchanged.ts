@@ -20,7 +20,8 @@
  *     (4 runs × 8 URLs, 8 requests in flight to the site), the worker with its production Node
  *     flags. The clock runs from the first POST /jobs/{id}/run to the latest `finished_at`.
  *     Worker CPU: utime + stime of its process (/proc/<pid>/stat, threads included; its main
- *     thread alone from /proc/<pid>/task/<pid>/stat) from before the triggers until
+ *     thread alone from /proc/<pid>/task/<pid>/stat, and its live threads by kind: extraction,
+ *     V8's helpers (garbage collection, compilation), libuv's pool) from before the triggers until
  *     GET /jobs/status shows none of the ten jobs running; PostgreSQL CPU: the
  *     backends serving the bench database (as bench/fleet.ts). Both are also read again once
  *     every run has its `health` (and, for (d), its `changes`): the runs' analysis included.
@@ -197,6 +198,32 @@ function threadCpuMs(pid: number, tid: number): number {
   }
 }
 
+/** The worker's threads by the name Node and V8 give them (/proc/<pid>/task/<tid>/comm). */
+const THREAD_KINDS: Record<string, string> = {
+  WorkerThread: 'extraction_threads',
+  V8Worker: 'v8_helper_threads',
+  'libuv-worker': 'libuv_threads',
+};
+
+/**
+ * CPU time (ms) of a process's live threads by kind: extraction threads, V8's helpers (garbage
+ * collection, compilation), libuv's pool; a thread that has ended is not counted.
+ */
+function threadKindsCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = { extraction_threads: 0, v8_helper_threads: 0, libuv_threads: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let name: string;
+    try {
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const kind = THREAD_KINDS[name];
+    if (kind) out[kind] = (out[kind] ?? 0) + threadCpuMs(pid, Number(tid));
+  }
+  return out;
+}
+
 /**
  * CPU time (ms) since the start of each named process (threads included), of the worker's main
  * thread alone (its JavaScript; the rest is extraction threads, GC helpers and libuv's pool), of
@@ -207,7 +234,10 @@ async function cpuMeter(pids: () => Record<string, number | undefined>) {
     const out: Record<string, number> = {};
     for (const [name, pid] of Object.entries(pids())) out[name] = pid ? (support.cpuMsOf(pid) ?? 0) : 0;
     const worker = pids().worker;
-    if (worker) out.worker_main_thread = threadCpuMs(worker, worker);
+    if (worker) {
+      out.worker_main_thread = threadCpuMs(worker, worker);
+      for (const [kind, ms] of Object.entries(threadKindsCpuMs(worker))) out[`worker_${kind}`] = ms;
+    }
     out.machine = support.machineCpu().busy;
     return out;
   };
@@ -314,6 +344,8 @@ interface Measured {
   cores: { machine: number; others: number };
   worker_cpu_ms_per_page: number;
   worker_main_thread_cpu_ms_per_page: number;
+  /** The rest of the worker's CPU a page, by kind of thread. */
+  worker_threads_cpu_ms_per_page: Record<string, number>;
   postgres_cpu_ms_per_page: number;
   with_analysis: { wait_ms: number; worker_cpu_ms_per_page: number; postgres_cpu_ms_per_page: number };
   url_items: { unchanged: number; http_status: Record<string, number> };
@@ -463,6 +495,9 @@ async function measure(
     cores: coresOf(cpu, (ran.window[1] - ran.window[0]) / 1000),
     worker_cpu_ms_per_page: perPage(cpu.worker),
     worker_main_thread_cpu_ms_per_page: perPage(cpu.worker_main_thread),
+    worker_threads_cpu_ms_per_page: Object.fromEntries(
+      Object.values(THREAD_KINDS).map((kind) => [kind, perPage(cpu[`worker_${kind}`])]),
+    ),
     postgres_cpu_ms_per_page: perPage(cpu.postgres),
     with_analysis: {
       wait_ms: ran.analysisWaitMs,
@@ -794,12 +829,13 @@ function printTables(summary: {
       'connections',
       'worker CPU ms/page',
       'of it main thread',
+      'V8 helper threads',
       'PostgreSQL CPU ms/page',
       'unchanged URLs',
       'other work (cores)',
       'valid',
     ],
-    'lrrrrrrrrrrrl',
+    'lrrrrrrrrrrrrl',
     [...summary.first_runs, ...summary.second_runs].map((m) => [
       label(m.variant),
       m.run,
@@ -810,6 +846,7 @@ function printTables(summary: {
       m.site.connections,
       m.worker_cpu_ms_per_page,
       m.worker_main_thread_cpu_ms_per_page,
+      m.worker_threads_cpu_ms_per_page.v8_helper_threads,
       m.postgres_cpu_ms_per_page,
       m.url_items.unchanged,
       m.cores.others,
