@@ -81,6 +81,10 @@ RUN apt-get update \
 ENV CHROMIUM_PATH=/usr/bin/chromium \
     XDG_CONFIG_HOME=/tmp/.chromium \
     XDG_CACHE_HOME=/tmp/.chromium
+# The young generation of the worker's `start` script (apps/scraper-worker/package.json): with
+# V8's larger default one the worker runs a full collection after another (bench/README.md, "A
+# full collection after another"). The heap itself is bounded by the pod's memory limit.
+ENV NODE_OPTIONS="--max-semi-space-size=8"
 COPY --from=prod-deps-scraper-worker /app/ ./
 COPY packages ./packages
 COPY apps ./apps
