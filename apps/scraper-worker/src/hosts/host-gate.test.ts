@@ -342,6 +342,30 @@ describe('HostGate', () => {
     granted(woken as HostPlace);
   });
 
+  it('announces a freed place only while someone waits for one', async () => {
+    const name = `${prefix.prefix}:${fleets++}`;
+    const slow = { pollMs: 60_000 };
+    const a = worker(name, { maxConcurrency: 1 }, undefined, slow).gate;
+    const b = worker(name, { maxConcurrency: 1 }, undefined, slow).gate;
+    const listener = new Redis(REDIS_URL);
+    connections.push(listener);
+    const heard: string[] = [];
+    listener.on('message', (_channel: string, host: string) => heard.push(host));
+    await listener.subscribe(`${name}:host-freed`);
+    // Nobody waits: the release tells no worker.
+    await granted(await a.acquire(HOST, 'usr_a', never, 0)).release({ status: 200 });
+    const holder = granted(await a.acquire(HOST, 'usr_a', never, 0));
+    // A ping answered after the releases' messages would have been delivered.
+    await listener.ping();
+    expect(heard).toEqual([]);
+    const waiting = b.acquire(HOST, 'usr_b', never, 120_000);
+    await sleep(50); // refused once: its next poll is a minute away
+    await holder.release({ status: 200 });
+    granted(await waiting);
+    await until(() => heard.length === 1);
+    expect(heard).toEqual([HOST]);
+  });
+
   it("asks Redis for only the oldest of a user's waiters in a process", async () => {
     const name = `${prefix.prefix}:${fleets++}`;
     const { gate, own } = worker(name, { maxConcurrency: 1 });

@@ -80,9 +80,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * Polite access to target hosts for the whole fleet (docs/api.md §19). A request takes a place at
  * its host before it starts and gives it back with the host's answer. Redis holds, per host, the
  * places in flight (leased, so a dead worker's come back), the next start allowed, a 429/503 pause,
- * and the users waiting with their turns, so the places go round among users. A release announces
- * the host on one channel, waking the waiters of every worker at once; they also poll, so a lost
- * message or an expired lease only delays them.
+ * and the users waiting with their turns, so the places go round among users. A release while
+ * someone waits announces the host on one channel, waking the waiters of every worker at once;
+ * they also poll, so a lost message or an expired lease only delays them.
  */
 export class HostGate {
   readonly #redis: Redis;
@@ -369,10 +369,11 @@ export class HostGate {
   async #release(host: string, token: string, status: number | null, pauseMs: number): Promise<void> {
     await RELEASE.run(
       this.#redis,
-      3,
+      4,
       this.#key(host, 'places'),
       this.#key(host, 'state'),
       this.#pausedKey(),
+      this.#key(host, 'queue'),
       host,
       token,
       status ?? '',

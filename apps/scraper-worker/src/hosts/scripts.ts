@@ -75,11 +75,12 @@ keep(KEYS[2], tonumber(ARGV[7]))
 return {1}`);
 
 /**
- * KEYS: places, state, paused hosts (host → end of its pause). ARGV: host, token, status ('' for
- * none), pause ms from Retry-After (-1: none), ms to keep the host's state, channel. Gives the
- * place back and, for a 429 or 503, pauses the host: for Retry-After, else 1 s doubling to 60 s
- * with each such answer in a row. A pause never shortens one already set; another status ends
- * the row. Announces the freed place on the channel.
+ * KEYS: places, state, paused hosts (host → end of its pause), queue. ARGV: host, token, status
+ * ('' for none), pause ms from Retry-After (-1: none), ms to keep the host's state, channel. Gives
+ * the place back and, for a 429 or 503, pauses the host: for Retry-After, else 1 s doubling to
+ * 60 s with each such answer in a row. A pause never shortens one already set; another status ends
+ * the row. Announces the freed place on the channel when a user waits for one: a waiter is in the
+ * queue from its first refusal (TAKE) until it leaves, so no other worker needs the news.
  */
 export const RELEASE = new LuaScript(`${REDIS_NOW}${KEEP}
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
@@ -101,7 +102,7 @@ if status == 429 or status == 503 then
 elseif status then
   redis.call('HDEL', KEYS[2], 'level')
 end
-if removed == 1 then redis.call('PUBLISH', ARGV[6], ARGV[1]) end
+if removed == 1 and redis.call('ZCARD', KEYS[4]) > 0 then redis.call('PUBLISH', ARGV[6], ARGV[1]) end
 return removed`);
 
 /** KEYS: the places of each host held. ARGV: lease ms, then per key its token count and tokens. */
