@@ -128,4 +128,76 @@ describe('JobRateLimiter', () => {
     expect(next).toBeGreaterThan(8_000);
     expect(next).toBeLessThanOrEqual(10_000);
   });
+
+  it('asks Redis once for the callers that ask together, each taking the next slot', async () => {
+    const own = new Redis(REDIS_URL);
+    const batched = new JobRateLimiter(own, prefix.prefix);
+    let calls = 0;
+    // Scripts run by their SHA-1 (LuaScript): every call is one EVALSHA.
+    const evaluate = own.evalsha.bind(own);
+    own.evalsha = ((...args: Parameters<typeof evaluate>) => {
+      calls++;
+      return evaluate(...args);
+    }) as typeof own.evalsha;
+    try {
+      const asked = Date.now();
+      // 600 a minute: one start every 100 ms.
+      const started = await Promise.all(
+        Array.from({ length: 4 }, () => batched.acquire('job_together', 600).then(() => Date.now())),
+      );
+      expect(calls).toBe(1);
+      started.sort((a, b) => a - b);
+      expect(started[3]! - asked).toBeGreaterThanOrEqual(295);
+      for (let i = 1; i < 4; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(90);
+      expect(await batched.untilNextStart('job_together')).toBeGreaterThan(0);
+    } finally {
+      own.disconnect();
+    }
+  });
+
+  it('gives the first slot of a batch to the caller that waits least, and refuses one too far without taking it', async () => {
+    // 6 a minute: one start every 10 s.
+    const controller = new AbortController();
+    const asked = Date.now();
+    const patient = limiter.acquire('job_mixed', 6, controller.signal, 25_000);
+    const [first, refused] = await Promise.all([
+      limiter.acquire('job_mixed', 6, undefined, 1_000),
+      limiter.acquire('job_mixed', 6, undefined, 1_000),
+    ]);
+    expect(first).toEqual(taken);
+    // The second slot is 10 s away: too far for the second caller, which takes nothing, and the
+    // patient one waits for it.
+    expect(refused).toBeGreaterThanOrEqual(asked + 9_000);
+    expect(refused).toBeLessThanOrEqual(asked + 10_500);
+    const wait = await limiter.untilNextStart('job_mixed');
+    expect(wait).toBeGreaterThan(19_000);
+    controller.abort('cancel');
+    await expect(patient).rejects.toBe('cancel');
+    expect(await limiter.untilNextStart('job_mixed')).toBeLessThanOrEqual(10_000);
+  });
+
+  it('gives the starts of a batch back in turn, each freeing its own slot', async () => {
+    // 6 a minute: one start every 10 s.
+    const second = new AbortController();
+    const third = new AbortController();
+    const starts = [
+      limiter.acquire('job_batch_back', 6, undefined, 25_000),
+      limiter.acquire('job_batch_back', 6, second.signal, 25_000),
+      limiter.acquire('job_batch_back', 6, third.signal, 25_000),
+    ];
+    const first = (await starts[0]) as Start;
+    expect(await limiter.untilNextStart('job_batch_back')).toBeGreaterThan(29_000);
+    third.abort('cancel');
+    await expect(starts[2]).rejects.toBe('cancel');
+    const afterThird = await limiter.untilNextStart('job_batch_back');
+    expect(afterThird).toBeGreaterThan(19_000);
+    expect(afterThird).toBeLessThanOrEqual(20_000);
+    second.abort('cancel');
+    await expect(starts[1]).rejects.toBe('cancel');
+    const afterSecond = await limiter.untilNextStart('job_batch_back');
+    expect(afterSecond).toBeGreaterThan(9_000);
+    expect(afterSecond).toBeLessThanOrEqual(10_000);
+    await first.giveBack();
+    expect(await limiter.untilNextStart('job_batch_back')).toBe(0);
+  });
 });
