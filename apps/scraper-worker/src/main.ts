@@ -13,7 +13,7 @@ import { createScraperRuntime } from './runtime.ts';
 // - No allocation site is moved to the old generation. An extraction thread builds a page's
 //   whole tree and drops it; once V8 decided to allocate some of its objects old, the young ones
 //   they point to outlived every young collection, and the thread ran a full collection every
-//   ~100 ms for the rest of the process's life (one worker start in four, at random).
+//   ~100 ms for the rest of the process's life (one worker start in five, at random).
 setFlagsFromString('--heap-growing-percent=100');
 setFlagsFromString('--no-allocation-site-pretenuring');
 
