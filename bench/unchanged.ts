@@ -210,7 +210,7 @@ const THREAD_KINDS: Record<string, string> = {
  * collection, compilation), libuv's pool; a thread that has ended is not counted.
  */
 function threadKindsCpuMs(pid: number): Record<string, number> {
-  const out: Record<string, number> = { extraction_threads: 0, v8_helper_threads: 0, libuv_threads: 0 };
+  const out = Object.fromEntries(Object.values(THREAD_KINDS).map((kind) => [kind, 0]));
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let name: string;
     try {
@@ -219,7 +219,7 @@ function threadKindsCpuMs(pid: number): Record<string, number> {
       continue;
     }
     const kind = THREAD_KINDS[name];
-    if (kind) out[kind] = (out[kind] ?? 0) + threadCpuMs(pid, Number(tid));
+    if (kind) out[kind]! += threadCpuMs(pid, Number(tid));
   }
   return out;
 }

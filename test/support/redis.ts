@@ -23,3 +23,17 @@ export function testPrefix(): { prefix: string; cleanup(): Promise<void> } {
     },
   };
 }
+
+/**
+ * Counts the Lua scripts a connection runs from now on: scripts go by their SHA-1 (LuaScript),
+ * every call one EVALSHA. Returns the count so far.
+ */
+export function countScriptCalls(connection: Redis): () => number {
+  let calls = 0;
+  const evaluate = connection.evalsha.bind(connection);
+  connection.evalsha = ((...args: Parameters<typeof evaluate>) => {
+    calls++;
+    return evaluate(...args);
+  }) as typeof connection.evalsha;
+  return () => calls;
+}

@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
+import { countScriptCalls, REDIS_URL, testPrefix } from '../../../test/support/redis.ts';
 import { JobRateLimiter, type Start } from './rate-limiter.ts';
 
 const prefix = testPrefix();
@@ -132,20 +132,14 @@ describe('JobRateLimiter', () => {
   it('asks Redis once for the callers that ask together, each taking the next slot', async () => {
     const own = new Redis(REDIS_URL);
     const batched = new JobRateLimiter(own, prefix.prefix);
-    let calls = 0;
-    // Scripts run by their SHA-1 (LuaScript): every call is one EVALSHA.
-    const evaluate = own.evalsha.bind(own);
-    own.evalsha = ((...args: Parameters<typeof evaluate>) => {
-      calls++;
-      return evaluate(...args);
-    }) as typeof own.evalsha;
+    const calls = countScriptCalls(own);
     try {
       const asked = Date.now();
       // 600 a minute: one start every 100 ms.
       const started = await Promise.all(
         Array.from({ length: 4 }, () => batched.acquire('job_together', 600).then(() => Date.now())),
       );
-      expect(calls).toBe(1);
+      expect(calls()).toBe(1);
       started.sort((a, b) => a - b);
       expect(started[3]! - asked).toBeGreaterThanOrEqual(295);
       for (let i = 1; i < 4; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(90);
