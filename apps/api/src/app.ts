@@ -12,9 +12,11 @@ import {
   type ResultsService,
   type WebhooksService,
 } from '@scrapejobs/domain';
+import { type LlmEnv, modelSettings } from '@scrapejobs/llm';
 import type { Logger } from '@scrapejobs/logging';
 import { histogram, type Registry } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY } from '@scrapejobs/outbound';
+import type { SearchEnv } from '@scrapejobs/search';
 import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
@@ -57,6 +59,8 @@ export interface AppParts {
     | 'WEBHOOK_SECRET_KEY'
     | 'NODE_ENV'
     | 'PUBLIC_BASE_URL'
+    | keyof LlmEnv
+    | keyof SearchEnv
   >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
@@ -91,7 +95,8 @@ const consoleFormKey = (secretKey: Buffer | undefined): Buffer =>
 /** The API and its console as an Express app, over services built elsewhere (runtime.ts). */
 export function createApp(deps: AppParts): express.Express {
   const { config, db, redis, log, services } = deps;
-  const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler };
+  const model = modelSettings(config);
+  const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler, model: model !== null };
   const routes = [
     ...jobRoutes(services.jobs, jobRules),
     ...resultRoutes(services.results),

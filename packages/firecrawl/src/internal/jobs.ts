@@ -94,6 +94,7 @@ function pageJob(name: string, source: string, options: ScrapeOptions): CreateJo
     retention_days: null,
     // Run once and deleted when it expires: there is no next run that validators would spare.
     refetch: 'always',
+    extract: null,
   };
 }
 
