@@ -14,7 +14,10 @@ export class UserSlots {
   async take(userId: string, signal: AbortSignal): Promise<() => void> {
     signal.throwIfAborted();
     let user = this.#users.get(userId);
-    if (!user) this.#users.set(userId, (user = { busy: 0, waiting: [] }));
+    if (!user) {
+      user = { busy: 0, waiting: [] };
+      this.#users.set(userId, user);
+    }
     if (user.busy >= this.#perUser) {
       const entry = user;
       await new Promise<void>((resolve, reject) => {

@@ -370,7 +370,7 @@ export class ResultsService {
     return {
       id: job.id,
       queryNames: queries.map((q) => q.name),
-      extracted: extract && extract.fields,
+      extracted: extract?.fields ?? null,
       tracked: job.changeTracking !== null,
     };
   }
