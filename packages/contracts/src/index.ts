@@ -101,6 +101,13 @@ export {
   resultListSchema,
   resultSchema,
 } from './results.ts';
+export type { SearchRequest, SearchResultView } from './search.ts';
+export {
+  MAX_SEARCH_TIMEOUT_MS,
+  searchRequestSchema,
+  searchResponseSchema,
+  searchResultSchema,
+} from './search.ts';
 export { unstorableText } from './text.ts';
 export type {
   CreateWebhookInput,
