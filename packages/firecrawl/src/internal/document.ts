@@ -40,6 +40,7 @@ const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
   raw_html: 'rawHtml',
   links: 'links',
   screenshot: 'screenshot',
+  summary: 'summary',
 };
 
 /** A job's formats (and its extract, the json format) as the Firecrawl formats a document of it shows. */
