@@ -133,7 +133,8 @@ async function main(): Promise<boolean> {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + round) % names.length]!;
       log(`round ${round + 1}: ${name}`);
-      (samples[name] ??= []).push(await runOnce(name));
+      const sample = await runOnce(name);
+      samples[name] = [...(samples[name] ?? []), sample];
     }
 
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;

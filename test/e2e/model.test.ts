@@ -285,7 +285,7 @@ describe('search', () => {
     ]);
     const scraped = await sdk.search('kettle', { limit: 1, scrapeOptions: { formats: ['markdown'] } });
     expect(scraped.web?.[0]).toMatchObject({ url: `${site.url}/product/1`, title: 'Kettle 1' });
-    expect((scraped.web?.[0] as { markdown?: string }).markdown).toContain('Price: 25');
+    expect((scraped.web?.[0] as { markdown?: string } | undefined)?.markdown).toContain('Price: 25');
     expect(searxng.requests.at(-1)!.get('q')).toBe('kettle');
 
     const v1 = await request(api.app)

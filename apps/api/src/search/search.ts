@@ -70,9 +70,9 @@ export async function runSearch(
   }
   const pages = new Map<string, ScrapedPage>();
   const documents = await deps.compat.documents(principal, run, { limit: DOCUMENTS_PAGE });
-  documents.items.forEach((document, i) =>
-    pages.set(document.url, { document, screenshotUrl: documents.screenshots[i] ?? null, error: null }),
-  );
+  documents.items.forEach((document, i) => {
+    pages.set(document.url, { document, screenshotUrl: documents.screenshots[i] ?? null, error: null });
+  });
   const { failed, robots } = await deps.compat.errors(run, DOCUMENTS_PAGE);
   for (const f of failed)
     pages.set(f.url, { document: null, screenshotUrl: null, error: { code: f.code, message: f.message } });

@@ -133,7 +133,8 @@ export function mergeExtracted(objects: readonly Record<string, unknown>[]): Rec
   for (const object of objects)
     for (const [key, value] of Object.entries(object)) {
       if (Array.isArray(value)) {
-        const items = (out[key] ??= []) as unknown[];
+        if (out[key] === undefined || out[key] === null) out[key] = [];
+        const items = out[key];
         if (!Array.isArray(items)) continue;
         const keys = seen.get(key) ?? new Set<string>();
         seen.set(key, keys);

@@ -33,7 +33,9 @@ export function documentView(
  */
 export function shownFormats(settings: unknown): ShownFormats {
   const { formats, extract } = (settings as { formats?: unknown; extract?: unknown } | null) ?? {};
-  const shown = new Set(Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : []);
+  const shown = new Set(
+    Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : [],
+  );
   shown.add('warning');
   if (extract) shown.add('json');
   return shown;
