@@ -1,3 +1,4 @@
+import { boundedJson } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import { nestedIssues, report } from './parse.ts';
 import { checkUrlPattern, translatePathPattern } from './path-patterns.ts';
@@ -15,7 +16,7 @@ export const urlField = z.string().transform((raw, ctx) => {
 const webhookObject = z.strictObject({
   url: z.string(),
   headers: z.record(z.string(), z.string()).default({}),
-  metadata: z.record(z.string(), z.unknown()).default({}),
+  metadata: boundedJson(z.record(z.string(), z.unknown())).default({}),
   events: z.array(z.enum(WEBHOOK_EVENTS)).default([...WEBHOOK_EVENTS]),
 });
 

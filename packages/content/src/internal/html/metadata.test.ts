@@ -129,6 +129,16 @@ describe('metadata', () => {
     expect(result.truncated).toEqual(['metadata.json_ld']);
   });
 
+  test('JSON-LD: a block nesting past 32 levels is skipped and named in truncated', () => {
+    const deep = `${'{"a":'.repeat(8_000)}1${'}'.repeat(8_000)}`;
+    const within = `${'['.repeat(32)}${']'.repeat(32)}`;
+    const result = metadata(
+      `<script type="application/ld+json">${deep}</script><script type="application/ld+json">${within}</script>`,
+    );
+    expect(result.metadata.json_ld).toEqual([JSON.parse(within)]);
+    expect(result.truncated).toEqual(['metadata.json_ld']);
+  });
+
   test('JSON-LD: at most 20 blocks, the rest named in truncated', () => {
     const head = Array.from(
       { length: 22 },

@@ -1,3 +1,4 @@
+import { nestsDeeperThan } from '@scrapejobs/contracts';
 import type { Element } from 'domhandler';
 import { DOCUMENT_LIMITS, type Metadata, type PageInfo } from '../document.ts';
 import { collapse, textContent } from './dom.ts';
@@ -120,6 +121,11 @@ function readJsonLd(scripts: readonly Element[]): { blocks: unknown[]; truncated
     try {
       parsed = JSON.parse(text);
     } catch {
+      continue;
+    }
+    // The API serialises stored documents recursively: a block nested past the limit is left out.
+    if (nestsDeeperThan(parsed, DOCUMENT_LIMITS.jsonLdDepth)) {
+      truncated = true;
       continue;
     }
     if (blocks.length === DOCUMENT_LIMITS.jsonLdBlocks) {
