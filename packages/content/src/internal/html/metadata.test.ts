@@ -159,4 +159,12 @@ describe('metadata', () => {
       'https://cdn.example.net/x/i.ico',
     ]);
   });
+
+  test('URLs resolved against the page leave out the credentials it was fetched with', () => {
+    const page = { ...PAGE, url: 'https://user:secret@example.com/blog/post' };
+    expect(metadata('', '', page).metadata.favicon).toBe('https://example.com/favicon.ico');
+    expect(metadata('<link rel="canonical" href="/c">', '', page).metadata.canonical_url).toBe(
+      'https://example.com/c',
+    );
+  });
 });
