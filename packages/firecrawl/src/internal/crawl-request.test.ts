@@ -94,6 +94,12 @@ describe('parseCrawlRequest', () => {
     }
   });
 
+  it('refuses a list of paths over the limit before reading its items', () => {
+    expect(detailsOf(crawl({ includePaths: Array(50_000).fill(0) }))).toEqual({
+      includePaths: 'must have at most 50 items',
+    });
+  });
+
   it('takes null for the fields the SDKs type as nullable', () => {
     expect(
       crawl({
