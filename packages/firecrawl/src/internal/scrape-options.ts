@@ -41,6 +41,7 @@ const parsersSchema = z
       }),
     ]),
   )
+  .max(10)
   .optional()
   .refine(
     (parsers) =>
