@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { changeTrackingSchema, healthSchema, runChangesSchema } from './changes.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json.ts';
 import { renderActionSchema, requestSchema } from './request.ts';
 
 export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
@@ -158,11 +159,16 @@ export const extractSchema = z
   .strictObject({
     schema: z
       .unknown()
-      .refine(isPlainObject, 'must be a JSON Schema object')
-      .refine(
-        (schema) => Buffer.byteLength(JSON.stringify(schema)) <= MAX_EXTRACT_SCHEMA_BYTES,
-        `must be at most ${MAX_EXTRACT_SCHEMA_BYTES / 1024} KiB of JSON`,
-      )
+      .superRefine((schema, ctx) => {
+        const problem = !isPlainObject(schema)
+          ? 'must be a JSON Schema object'
+          : nestsDeeperThan(schema, MAX_JSON_DEPTH)
+            ? `must not nest more than ${MAX_JSON_DEPTH} levels of objects and arrays`
+            : Buffer.byteLength(JSON.stringify(schema)) > MAX_EXTRACT_SCHEMA_BYTES
+              ? `must be at most ${MAX_EXTRACT_SCHEMA_BYTES / 1024} KiB of JSON`
+              : null;
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .transform((schema) => schema as Record<string, unknown>)
       .nullable()
       .default(null),

@@ -1,8 +1,7 @@
 import type { CreateJobInput } from '@scrapejobs/contracts';
-import { extractSchemaProblem } from '@scrapejobs/llm';
 import { z } from 'zod';
 import { batchScrapeJob } from './jobs.ts';
-import { bookkeepingFields, nestedIssues, parseBody, report } from './parse.ts';
+import { bookkeepingFields, nestedIssues, parseBody, report, schemaProblem } from './parse.ts';
 import { scrapeOptionsSchema } from './scrape-options.ts';
 import type { FirecrawlVersion, JsonOptions, Parsed, ScrapeOptions } from './types.ts';
 
@@ -49,7 +48,7 @@ const extractSchema = (version: FirecrawlVersion): z.ZodType<ExtractRequest> =>
           path: ['prompt'],
           message: 'an extraction needs a prompt, a schema, or both',
         });
-      const problem = schema && extractSchemaProblem(schema);
+      const problem = schema && schemaProblem(schema);
       if (problem) ctx.addIssue({ code: 'custom', path: ['schema'], message: problem });
       const urls: string[] = [];
       const wildcards: string[] = [];

@@ -1,6 +1,5 @@
-import { extractSchemaProblem } from '@scrapejobs/llm';
 import { z } from 'zod';
-import { type Issue, nestedIssues, report } from './parse.ts';
+import { type Issue, nestedIssues, report, schemaProblem } from './parse.ts';
 import { FIRECRAWL_FORMATS, type FirecrawlFormat, type JsonOptions } from './types.ts';
 
 const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
@@ -65,7 +64,7 @@ const jsonObject = z.strictObject({
     .record(z.string(), z.unknown())
     .nullish()
     .superRefine((schema, ctx) => {
-      const problem = schema ? extractSchemaProblem(schema) : null;
+      const problem = schema ? schemaProblem(schema) : null;
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
   prompt: z.string().trim().min(1).max(10_000).nullish(),

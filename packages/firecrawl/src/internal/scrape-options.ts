@@ -1,9 +1,15 @@
-import { extractSchemaProblem } from '@scrapejobs/llm';
 import { z } from 'zod';
 import { actionsSchema, planRender } from './actions.ts';
 import { headersSchema, locationSchema, readFetchSettings } from './fetch-settings.ts';
 import { formatsSchema } from './formats.ts';
-import { bookkeepingFields, type Issue, onlyBoolean, report, unsupportedOption } from './parse.ts';
+import {
+  bookkeepingFields,
+  type Issue,
+  onlyBoolean,
+  report,
+  schemaProblem,
+  unsupportedOption,
+} from './parse.ts';
 import type { FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
 
 /** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
@@ -131,7 +137,7 @@ function jsonOptions(options: CommonOptions, issues: Issue[]): JsonOptions | nul
   const prompt = [v1?.systemPrompt, v1?.prompt].filter((p) => p?.trim()).join('\n') || null;
   const found = json ?? (v1 ? { schema: v1.schema ?? null, prompt } : null);
   if (found && (found.schema !== null || found.prompt !== null)) {
-    const problem = found.schema && !json ? extractSchemaProblem(found.schema) : null;
+    const problem = found.schema && !json ? schemaProblem(found.schema) : null;
     if (problem)
       issues.push({ path: [options.jsonOptions ? 'jsonOptions' : 'extract', 'schema'], message: problem });
     return found;
