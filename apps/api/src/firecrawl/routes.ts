@@ -117,10 +117,9 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
   /** Formats that need the language model, without one: a 400 at each (docs/api.md §24). */
   const needModel = (options: ScrapeOptions, prefix = '') => {
     if (deps.model || options.modelFormatsAt.length === 0) return;
-    const details = Object.fromEntries(
-      options.modelFormatsAt.map((at) => [`${prefix}formats[${at}]`, NO_MODEL_MESSAGE]),
-    );
-    throw new AppError(400, `The request is invalid: ${NO_MODEL_MESSAGE}.`, { details });
+    const paths = options.modelFormatsAt.map((at) => `${prefix}formats[${at}]`);
+    const details = Object.fromEntries(paths.map((path) => [path, NO_MODEL_MESSAGE]));
+    throw new AppError(400, `The request is invalid: ${paths[0]}: ${NO_MODEL_MESSAGE}.`, { details });
   };
 
   route('post', '/scrape', async (req, v, principal) => {
