@@ -1,6 +1,15 @@
 import { type AnyNode, type Element, hasChildren, isTag, type ParentNode } from 'domhandler';
+import { collapse, textContent } from './dom.ts';
 import { hintsOf } from './hints.ts';
-import { HAS_H1, HAS_PRE, type Measured, type MeasureOptions, measure, type Stats } from './measure.ts';
+import {
+  HAS_H1,
+  HAS_INPUT,
+  HAS_PRE,
+  type Measured,
+  type MeasureOptions,
+  measure,
+  type Stats,
+} from './measure.ts';
 
 /** What a document is written from: these trees, in order, without the elements `skip` names. */
 export interface ContentView {
@@ -60,6 +69,20 @@ const LINK_LIST_DENSITY = 0.5;
 /** Own text (outside links) a link list may have, and links it needs, to be cut. */
 const LINK_LIST_MAX_OWN_TEXT = 200;
 const LINK_LIST_MIN_LINKS = 2;
+/** A paragraph inside a teaser (a short item under a linked headline) weighs this share of its score. */
+const TEASER_WEIGHT = 0.25;
+/** Levels above a paragraph looked at for the teaser it is in. */
+const TEASER_LEVELS = 3;
+/** Containers of at least this many teasers, holding mostly teasers, are lists of teasers. */
+const TEASER_LIST_MIN = 3;
+const TEASER_LIST_SHARE = 0.6;
+/** A box with a text field and no more text than this is a sign-up, search or comment form. */
+const FORM_BOX_MAX_CHARS = 300;
+/** Paragraphs of this length are compared with the ones before them (captions repeated by galleries). */
+const REPEAT_MIN_CHARS = 20;
+const REPEAT_MAX_CHARS = 400;
+/** Paragraph elements whose repeats are kept: items, cells and code repeat on purpose. */
+const REPEATS_KEPT = new Set(['li', 'td', 'dd', 'dt', 'pre']);
 
 /**
  * The page's main content, what a reader view keeps: paragraphs are scored, and their scores go
@@ -120,26 +143,109 @@ function select(input: MainContentInput, measured: Measured): Selection {
     if (h1 !== null) roots.unshift(h1);
   }
   const total = roots.reduce((sum, root) => sum + statsOf(root).text, 0);
-  const lists = new Set<Element>();
-  const listed = cutLinkLists(roots, stats, lists);
-  // Link lists that are most of the content are the content (a catalogue, an index of articles).
-  const cut = listed * 2 > total ? measured.boilerplate : new Set([...measured.boilerplate, ...lists]);
-  const text = listed * 2 > total ? total : total - listed;
+  const cut = new Set(measured.boilerplate);
+  let text = total;
+  // Lists of links or teasers beside the best candidate are cut; those around or inside it are the
+  // content when they are most of it (a catalogue, an index of articles).
+  const beside: Element[] = [];
+  const around: Element[] = [];
+  for (const list of outermost(roots, stats, isList))
+    (best === null || related(list, best) ? around : beside).push(list);
+  const aroundText = sumText(around, stats);
+  const lists = aroundText * 2 > total - sumText(beside, stats) ? beside : [...beside, ...around];
+  for (const list of lists) {
+    cut.add(list);
+    text -= statsOf(list).text;
+  }
+  for (const box of outermost(roots, stats, (e, s) => isFormBox(e, s, best), skipper(input.skip, cut))) {
+    cut.add(box);
+    text -= statsOf(box).text;
+  }
+  text -= cutRepeats(roots, measured, skipper(input.skip, cut), cut);
   return { view: { roots, skip: skipper(input.skip, cut) }, text };
 }
 
-/** Adds the outermost link lists inside `roots` to `cut`; the text they held. */
-function cutLinkLists(roots: readonly AnyNode[], stats: Map<AnyNode, Stats>, cut: Set<Element>): number {
-  let removed = 0;
-  const stack: AnyNode[] = roots.flatMap((root) => (hasChildren(root) ? root.children : []));
+const sumText = (elements: readonly Element[], stats: Map<AnyNode, Stats>) =>
+  elements.reduce((sum, element) => sum + stats.get(element)!.text, 0);
+
+/** Whether one of two nodes holds the other (or they are the same). */
+const related = (a: ParentNode, b: ParentNode) => a === b || isInside(a, b) || isInside(b, a);
+
+/** The outermost elements inside `roots` that `test` picks, in document order, not looking into skipped ones. */
+function outermost(
+  roots: readonly AnyNode[],
+  stats: Map<AnyNode, Stats>,
+  test: (element: Element, s: Stats) => boolean,
+  skip?: (element: Element) => boolean,
+): Element[] {
+  const found: Element[] = [];
+  const stack: AnyNode[] = [];
+  for (let i = roots.length - 1; i >= 0; i--) {
+    const root = roots[i]!;
+    if (hasChildren(root)) for (let j = root.children.length - 1; j >= 0; j--) stack.push(root.children[j]!);
+  }
   while (stack.length > 0) {
     const node = stack.pop()!;
     const s = stats.get(node);
-    if (s === undefined || !isTag(node)) continue;
-    if (isLinkList(node, s)) {
-      cut.add(node);
-      removed += s.text;
-    } else for (const child of node.children) stack.push(child);
+    if (s === undefined || !isTag(node) || skip?.(node)) continue;
+    if (test(node, s)) found.push(node);
+    else for (let j = node.children.length - 1; j >= 0; j--) stack.push(node.children[j]!);
+  }
+  return found;
+}
+
+/** A list of links (a link bar, a menu) or of teasers (headlines with a line or two each). */
+function isList(element: Element, s: Stats): boolean {
+  if ((s.flags & (HAS_H1 | HAS_PRE)) !== 0) return false;
+  return (
+    isLinkList(element, s) || (s.teasers >= TEASER_LIST_MIN && s.teaserText >= s.text * TEASER_LIST_SHARE)
+  );
+}
+
+/** A small box with a text field (a newsletter sign-up, a search or comment form), not the best candidate's. */
+function isFormBox(element: Element, s: Stats, best: ParentNode | null): boolean {
+  return (
+    (s.flags & HAS_INPUT) !== 0 &&
+    (s.flags & HAS_H1) === 0 &&
+    s.text <= FORM_BOX_MAX_CHARS &&
+    (best === null || !related(element, best))
+  );
+}
+
+/**
+ * Cuts paragraphs whose text repeats an earlier one in the content (galleries repeat each caption
+ * in their thumbnails and full-screen views), with the figure that holds nothing else; the text cut.
+ */
+function cutRepeats(
+  roots: readonly AnyNode[],
+  measured: Measured,
+  skip: (element: Element) => boolean,
+  cut: Set<Element>,
+): number {
+  const candidates = new Set<Element>();
+  for (const paragraph of measured.paragraphs) {
+    const element = paragraph.element;
+    if (element !== null && paragraph.text >= REPEAT_MIN_CHARS && paragraph.text <= REPEAT_MAX_CHARS)
+      candidates.add(element);
+  }
+  if (candidates.size < 2) return 0;
+  const seen = new Set<string>();
+  let removed = 0;
+  for (const element of outermost(roots, measured.stats, (e) => candidates.has(e), skip)) {
+    if (REPEATS_KEPT.has(element.name)) continue;
+    const text = collapse(textContent(element, skip));
+    if (!seen.has(text)) {
+      seen.add(text);
+      continue;
+    }
+    const own = measured.stats.get(element)!.text;
+    let unit: Element = element;
+    for (let up = unit.parent; up !== null && isTag(up) && !roots.includes(up); up = up.parent) {
+      if (measured.stats.get(up)?.text !== own) break;
+      unit = up;
+    }
+    cut.add(unit);
+    removed += own;
   }
   return removed;
 }
@@ -166,14 +272,19 @@ function ancestorsOf(elements: readonly Element[], root: ParentNode): Set<Elemen
 
 const linkDensity = (s: Stats) => (s.text === 0 ? 0 : s.links / s.text);
 
-/** Each candidate's score: its own (tag and names) plus its paragraphs', less its link density. */
+/**
+ * Each candidate's score: its own (tag and names) plus its paragraphs', less its link density. A
+ * paragraph in a teaser weighs a quarter: a short article beside a long list of teasers is the
+ * article, while on an index of teasers they are all there is.
+ */
 function scoreCandidates(measured: Measured, root: ParentNode): Map<ParentNode, number> {
   const raw = new Map<ParentNode, number>();
-  for (const block of measured.blocks) {
-    const s = measured.stats.get(block)!;
-    const score = (1 + s.commas + Math.min(Math.floor(s.text / 100), 3)) * (1 - linkDensity(s));
+  for (const paragraph of measured.paragraphs) {
+    const density = paragraph.text === 0 ? 0 : paragraph.links / paragraph.text;
+    let score = (1 + paragraph.commas + Math.min(Math.floor(paragraph.text / 100), 3)) * (1 - density);
     if (score <= 0) continue;
-    let ancestor: ParentNode | null = block.parent;
+    if (inTeaser(paragraph.element ?? paragraph.parent, measured.stats)) score *= TEASER_WEIGHT;
+    let ancestor: ParentNode | null = paragraph.parent;
     for (let level = 0; level < SCORE_LEVELS && ancestor !== null; level++) {
       if (!measured.stats.has(ancestor)) break;
       const own = raw.get(ancestor) ?? initialScore(ancestor);
@@ -185,6 +296,17 @@ function scoreCandidates(measured: Measured, root: ParentNode): Map<ParentNode, 
   const scores = new Map<ParentNode, number>();
   for (const [node, score] of raw) scores.set(node, score * (1 - linkDensity(measured.stats.get(node)!)));
   return scores;
+}
+
+/** Whether a node is, or is within a few levels of, a teaser. */
+function inTeaser(node: ParentNode, stats: Map<AnyNode, Stats>): boolean {
+  let current: ParentNode | null = node;
+  for (let level = 0; level <= TEASER_LEVELS && current !== null; level++, current = current.parent) {
+    const s = stats.get(current);
+    if (s === undefined) return false;
+    if (s.teaser) return true;
+  }
+  return false;
 }
 
 function initialScore(node: ParentNode): number {
