@@ -94,17 +94,7 @@ const CHROME = new Set([
 ]);
 
 /** Words that lower a candidate's score without making it boilerplate (as Readability weighs them). */
-const WIDGET = new Set([
-  'contact',
-  'media',
-  'scroll',
-  'shopping',
-  'widget',
-  'teaser',
-  'teasers',
-  'card',
-  'cards',
-]);
+const WIDGET = new Set(['contact', 'scroll', 'shopping', 'widget', 'teaser', 'teasers']);
 
 /** Content words: whole words, or these stems anywhere in a word (`articlebody`, `postcontent`). */
 const CONTENT_WORDS = new Set(['post', 'main', 'body', 'text', 'blog', 'story', 'entry', 'hentry', 'copy']);

@@ -161,6 +161,11 @@ function select(input: MainContentInput, measured: Measured): Selection {
     cut.add(box);
     text -= statsOf(box).text;
   }
+  const inside = (e: Element, s: Stats) => (best === null || !related(e, best) ? isWidget(e, s) : false);
+  for (const widget of outermost(roots, stats, inside, skipper(input.skip, cut))) {
+    cut.add(widget);
+    text -= statsOf(widget).text;
+  }
   text -= cutRepeats(roots, measured, skipper(input.skip, cut), cut);
   return { view: { roots, skip: skipper(input.skip, cut) }, text };
 }
@@ -200,6 +205,47 @@ function isList(element: Element, s: Stats): boolean {
   return (
     isLinkList(element, s) || (s.teasers >= TEASER_LIST_MIN && s.teaserText >= s.text * TEASER_LIST_SHARE)
   );
+}
+
+/** Containers a widget inside the content may be (tables are kept whole, as data). */
+const WIDGET_CONTAINERS = new Set(['div', 'section', 'ul', 'ol', 'form', 'fieldset']);
+/** A container with this many commas is text, whatever else it holds. */
+const WIDGET_MAX_COMMAS = 10;
+/** A list is a container whose text is mostly in lists. */
+const LIST_SHARE = 0.9;
+
+/**
+ * A container inside the content that looks like a widget, as Readability's conditional cleaning
+ * judges one: named like one (a negative weight), or, with few commas, more images than
+ * paragraphs twice over (a gallery strip), or a little linky (over a fifth of its text in links,
+ * half when named like content), or very short with links. Lists of images are kept.
+ */
+function isWidget(element: Element, s: Stats): boolean {
+  if (!WIDGET_CONTAINERS.has(element.name) || (s.flags & (HAS_H1 | HAS_PRE)) !== 0) return false;
+  const weight = hintsOf(element).weight;
+  if (weight < 0) return true;
+  if (s.commas >= WIDGET_MAX_COMMAS) return false;
+  const isList = element.name === 'ul' || element.name === 'ol' || s.listText > s.text * LIST_SHARE;
+  const density = linkDensity(s);
+  const inFigure = isInFigure(element);
+  const suspicious =
+    (!inFigure && s.images > 1 && s.ps / s.images < 0.5) ||
+    (!isList &&
+      !inFigure &&
+      s.headingText < s.text * 0.9 &&
+      s.text < 25 &&
+      (s.images === 0 || s.images > 2) &&
+      density > 0) ||
+    (!isList && weight < 25 && density > 0.2) ||
+    (weight >= 25 && density > 0.5);
+  // A list of images (one image an item) stays.
+  return suspicious && !(isList && s.images > 0 && s.text === 0);
+}
+
+function isInFigure(element: Element): boolean {
+  for (let node = element.parent; node !== null; node = node.parent)
+    if (isTag(node) && node.name === 'figure') return true;
+  return false;
 }
 
 /** A small box with a text field (a newsletter sign-up, a search or comment form), not the best candidate's. */

@@ -22,6 +22,12 @@ export interface Stats {
   /** Teasers within (a teaser holds none), and their text. */
   teasers: number;
   teaserText: number;
+  /** `<p>` and `<img>` elements within. */
+  ps: number;
+  images: number;
+  /** Text within lists and within headings. */
+  listText: number;
+  headingText: number;
 }
 
 export const HAS_H1 = 1;
@@ -208,6 +214,10 @@ function frameOf(node: ParentNode, context: number, order: number): Frame {
       teaser: false,
       teasers: 0,
       teaserText: 0,
+      ps: 0,
+      images: 0,
+      listText: 0,
+      headingText: 0,
     },
     context,
     next: 0,
@@ -264,6 +274,10 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
     stats.links = stats.text;
   } else if (name === 'h1') stats.flags |= HAS_H1;
   else if (name === 'pre') stats.flags |= HAS_PRE;
+  else if (name === 'p') stats.ps++;
+  else if (name === 'img') stats.images++;
+  else if (name === 'ul' || name === 'ol') stats.listText = stats.text;
+  if (HEADING_LEVEL.has(name)) stats.headingText = stats.text;
   // A heading that is mostly a link (a kicker may stand before the link) is a linked headline.
   if (frame.lead === LEAD_HEADING && HEADING_LEVEL.has(name))
     frame.lead = stats.links * 2 >= stats.text ? LEAD_LINKED_HEADING : LEAD_OTHER;
@@ -296,6 +310,10 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
   into.flags |= stats.flags;
   into.teasers += stats.teasers;
   into.teaserText += stats.teaserText;
+  into.ps += stats.ps;
+  into.images += stats.images;
+  into.listText += stats.listText;
+  into.headingText += stats.headingText;
   if (parent.lead === LEAD_UNSEEN) parent.lead = frame.lead;
   if (parent.line !== null) {
     const line = frame.line;
