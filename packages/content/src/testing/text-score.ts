@@ -20,13 +20,14 @@ export function words(text: string): string[] {
   return Array.from(text.toLowerCase().matchAll(WORD), (match) => match[0]);
 }
 
-/** The text of markdown as a reader reads it: no link targets, image addresses or reference definitions. */
+/** The text of markdown as a reader reads it: no link targets, image addresses, reference definitions or code languages. */
 export function markdownText(markdown: string): string {
   return markdown
     .replace(/!\[[^\]]*\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, ' ')
     .replace(/\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '] ')
     .replace(/<https?:[^>\s]+>/g, ' ')
-    .replace(/^\s*\[[^\]]+\]:\s*\S+.*$/gm, ' ');
+    .replace(/^\s*\[[^\]]+\]:\s*\S+.*$/gm, ' ')
+    .replace(/^(\s*(?:```|~~~))\S.*$/gm, '$1');
 }
 
 function counts(items: readonly string[]): Map<string, number> {

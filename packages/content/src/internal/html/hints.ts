@@ -11,9 +11,11 @@ export interface Hints {
    * such as `sidebar` or `nav`, that a content name on the same element outweighs).
    */
   boilerplate: 'strong' | 'weak' | null;
+  /** Whether the boilerplate is a thing (comments, share bars…) rather than a layout word. */
+  thing: boolean;
 }
 
-const NONE: Hints = Object.freeze({ weight: 0, boilerplate: null });
+const NONE: Hints = Object.freeze({ weight: 0, boilerplate: null, thing: false });
 
 /**
  * Things a reader view leaves out, found in any word of a name (`commentlist`, `sharedaddy`,
@@ -81,6 +83,7 @@ const CHROME = new Set([
   'login',
   'menu',
   'meta',
+  'metadata',
   'nav',
   'navigation',
   'popular',
@@ -120,17 +123,23 @@ const CACHE_SIZE = 10_000;
 const MAX_NAMES_CHARS = 512;
 
 /**
- * The hints of an element's class and id, and of its tag name when it is a custom element. The id
- * of an element that starts with a heading is not judged: documentation generators make it from
- * the heading (`<div class="section" id="sharing-with-other-developers"><h2>`).
+ * The hints of an element's class, id and component name (`data-component`, `data-module` or
+ * `data-testid`, as front-end frameworks name their parts), and of its tag name when it is a custom
+ * element. An id of several words on an element that starts with a heading is not judged:
+ * documentation generators make it from the heading (`<div class="section"
+ * id="sharing-with-other-developers"><h2>`).
  */
 export function hintsOf(element: Element): Hints {
   const { attribs } = element;
   const className = attribs.class;
-  const id = attribs.id === undefined || startsWithHeading(element) ? undefined : attribs.id;
+  const id =
+    attribs.id === undefined || (wordsOf(attribs.id).length > 1 && startsWithHeading(element))
+      ? undefined
+      : attribs.id;
+  const component = attribs['data-component'] ?? attribs['data-module'] ?? attribs['data-testid'];
   const custom = element.name.includes('-');
-  if (className === undefined && id === undefined && !custom) return NONE;
-  let names = `${custom ? element.name : ''} ${className ?? ''} ${id ?? ''}`;
+  if (className === undefined && id === undefined && component === undefined && !custom) return NONE;
+  let names = `${custom ? element.name : ''} ${className ?? ''} ${id ?? ''} ${component ?? ''}`;
   if (names.length > MAX_NAMES_CHARS) names = names.slice(0, MAX_NAMES_CHARS);
   let hints = cache.get(names);
   if (hints === undefined) {
@@ -177,10 +186,11 @@ function judge(names: string): Hints {
         break;
     }
   }
-  if (thing) return { weight: content ? 0 : -25, boilerplate: 'strong' };
-  if (layout || chrome) return content ? NONE : { weight: -25, boilerplate: layout ? 'strong' : 'weak' };
-  if (content) return { weight: widget ? 0 : 25, boilerplate: null };
-  return widget ? { weight: -25, boilerplate: null } : NONE;
+  if (thing) return { weight: content ? 0 : -25, boilerplate: 'strong', thing: true };
+  if (layout || chrome)
+    return content ? NONE : { weight: -25, boilerplate: layout ? 'strong' : 'weak', thing: false };
+  if (content) return { weight: widget ? 0 : 25, boilerplate: null, thing: false };
+  return widget ? { weight: -25, boilerplate: null, thing: false } : NONE;
 }
 
 /** The words of one name, lowercased: `l-article-body-segment` → l, article, body, segment; `articleBody` → article, body. */

@@ -1,7 +1,7 @@
 /**
  * Lines a reader view leaves out by what they say, whatever they are named: bylines, datelines and
- * "Updated …" lines, reading times, and the labels of controls and ad slots ("Close", "Back to
- * gallery", "Next", "1 / 12", "Advertisement"). Each rule looks at one element's whole text, and
+ * "Updated …" lines, reading times, counts standing alone, and the labels of controls and ad
+ * slots ("Close", "Back to gallery", "Next", "1 / 12", "Advertisement"). Each rule looks at one element's whole text, and
  * only short texts are looked at.
  */
 
@@ -21,7 +21,7 @@ const DATELINE_LEAD =
 const DATE = new RegExp(
   [
     String.raw`\d{1,4}[./-]\d{1,2}[./-]\d{1,4}`,
-    String.raw`\b\d{1,2}[:h]\d{2}\b`,
+    String.raw`\b\d{1,2}[:h]\d{2}(?!\d)`,
     String.raw`\d{4}\s*年`,
     String.raw`\d{1,2}\s*月\s*\d{1,2}\s*日`,
     String.raw`\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+\d{4}`,
@@ -37,6 +37,9 @@ const WORD = /[\p{L}]+/gu;
 /** A reading time: "9 min read", "Lesezeit: 4 Min.", "5 minutes de lecture". */
 const READING_TIME =
   /^(?:(?:reading time|lesezeit|temps de lecture|tiempo de lectura)\s*:?\s*)?\d{1,3}\s*(?:min|mins|minutes?|minuten|minutos|minuti)\.?(?:\s*(?:read|reading|de lecture|de lectura|lesen|lettura))?$/iu;
+
+/** A count standing alone (of comments, shares, likes): "412", "1.2K". */
+const COUNT = /^\d[\d.,]{0,6}\s*[km]?$/i;
 
 /** A counter of slides or pages: "1 / 12", "3 of 10", "2 von 8". */
 const COUNTER = /^\d{1,4}\s*(?:\/|of|von|de|sur|di|из|z)\s*\d{1,4}$/iu;
@@ -110,7 +113,13 @@ const CONTROL_LABELS = new Set([
 export function isChromeLine(text: string): boolean {
   if (text.length === 0 || text.length > MAX_LINE_CHARS) return false;
   const label = text.replace(/[\s:|·•›»«‹→←×✕*]+$/u, '').replace(/^[\s|·•‹«←×✕]+/u, '');
-  if (CONTROL_LABELS.has(label.toLowerCase()) || COUNTER.test(label) || READING_TIME.test(label)) return true;
+  if (
+    CONTROL_LABELS.has(label.toLowerCase()) ||
+    COUNTER.test(label) ||
+    COUNT.test(label) ||
+    READING_TIME.test(label)
+  )
+    return true;
   if (text.length <= BYLINE_MAX_CHARS && BYLINE.test(label)) return isNameLike(label);
   if (DATELINE_LEAD.test(label)) return /\d/.test(label);
   // A sentence that mentions a date ends with its stop; a dateline does not.

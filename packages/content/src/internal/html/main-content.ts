@@ -1,5 +1,5 @@
 import { type AnyNode, type Element, hasChildren, isTag, type ParentNode } from 'domhandler';
-import { collapse, textContent } from './dom.ts';
+import { contentCuts, isInside, linkDensity } from './cuts.ts';
 import { hintsOf } from './hints.ts';
 import {
   HAS_H1,
@@ -63,26 +63,10 @@ const TAG_BONUS = new Map<string, number>([
   ['th', -5],
 ]);
 
-/** Containers cut from the main content when they are mostly links (lists of links, link bars). */
-const LINK_LIST_CONTAINERS = new Set(['div', 'section', 'ul', 'ol', 'dl', 'form', 'fieldset']);
-const LINK_LIST_DENSITY = 0.5;
-/** Own text (outside links) a link list may have, and links it needs, to be cut. */
-const LINK_LIST_MAX_OWN_TEXT = 200;
-const LINK_LIST_MIN_LINKS = 2;
 /** A paragraph inside a teaser (a short item under a linked headline) weighs this share of its score. */
 const TEASER_WEIGHT = 0.25;
 /** Levels above a paragraph looked at for the teaser it is in. */
 const TEASER_LEVELS = 3;
-/** Containers of at least this many teasers, holding mostly teasers, are lists of teasers. */
-const TEASER_LIST_MIN = 3;
-const TEASER_LIST_SHARE = 0.6;
-/** A box with a text field and no more text than this is a sign-up, search or comment form. */
-const FORM_BOX_MAX_CHARS = 300;
-/** Paragraphs of this length are compared with the ones before them (captions repeated by galleries). */
-const REPEAT_MIN_CHARS = 20;
-const REPEAT_MAX_CHARS = 400;
-/** Paragraph elements whose repeats are kept: items, cells and code repeat on purpose. */
-const REPEATS_KEPT = new Set(['li', 'td', 'dd', 'dt', 'pre']);
 
 /**
  * The page's main content, what a reader view keeps: paragraphs are scored, and their scores go
@@ -143,157 +127,8 @@ function select(input: MainContentInput, measured: Measured): Selection {
     if (h1 !== null) roots.unshift(h1);
   }
   const total = roots.reduce((sum, root) => sum + statsOf(root).text, 0);
-  const cut = new Set(measured.boilerplate);
-  let text = total;
-  // Lists of links or teasers beside the best candidate are cut; those around or inside it are the
-  // content when they are most of it (a catalogue, an index of articles).
-  const beside: Element[] = [];
-  const around: Element[] = [];
-  for (const list of outermost(roots, stats, isList))
-    (best === null || related(list, best) ? around : beside).push(list);
-  const aroundText = sumText(around, stats);
-  const lists = aroundText * 2 > total - sumText(beside, stats) ? beside : [...beside, ...around];
-  for (const list of lists) {
-    cut.add(list);
-    text -= statsOf(list).text;
-  }
-  for (const box of outermost(roots, stats, (e, s) => isFormBox(e, s, best), skipper(input.skip, cut))) {
-    cut.add(box);
-    text -= statsOf(box).text;
-  }
-  const inside = (e: Element, s: Stats) => (best === null || !related(e, best) ? isWidget(e, s) : false);
-  for (const widget of outermost(roots, stats, inside, skipper(input.skip, cut))) {
-    cut.add(widget);
-    text -= statsOf(widget).text;
-  }
-  text -= cutRepeats(roots, measured, skipper(input.skip, cut), cut);
-  return { view: { roots, skip: skipper(input.skip, cut) }, text };
-}
-
-const sumText = (elements: readonly Element[], stats: Map<AnyNode, Stats>) =>
-  elements.reduce((sum, element) => sum + stats.get(element)!.text, 0);
-
-/** Whether one of two nodes holds the other (or they are the same). */
-const related = (a: ParentNode, b: ParentNode) => a === b || isInside(a, b) || isInside(b, a);
-
-/** The outermost elements inside `roots` that `test` picks, in document order, not looking into skipped ones. */
-function outermost(
-  roots: readonly AnyNode[],
-  stats: Map<AnyNode, Stats>,
-  test: (element: Element, s: Stats) => boolean,
-  skip?: (element: Element) => boolean,
-): Element[] {
-  const found: Element[] = [];
-  const stack: AnyNode[] = [];
-  for (let i = roots.length - 1; i >= 0; i--) {
-    const root = roots[i]!;
-    if (hasChildren(root)) for (let j = root.children.length - 1; j >= 0; j--) stack.push(root.children[j]!);
-  }
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    const s = stats.get(node);
-    if (s === undefined || !isTag(node) || skip?.(node)) continue;
-    if (test(node, s)) found.push(node);
-    else for (let j = node.children.length - 1; j >= 0; j--) stack.push(node.children[j]!);
-  }
-  return found;
-}
-
-/** A list of links (a link bar, a menu) or of teasers (headlines with a line or two each). */
-function isList(element: Element, s: Stats): boolean {
-  if ((s.flags & (HAS_H1 | HAS_PRE)) !== 0) return false;
-  return (
-    isLinkList(element, s) || (s.teasers >= TEASER_LIST_MIN && s.teaserText >= s.text * TEASER_LIST_SHARE)
-  );
-}
-
-/** Containers a widget inside the content may be (tables are kept whole, as data). */
-const WIDGET_CONTAINERS = new Set(['div', 'section', 'ul', 'ol', 'form', 'fieldset']);
-/** A container with this many commas is text, whatever else it holds. */
-const WIDGET_MAX_COMMAS = 10;
-/** A list is a container whose text is mostly in lists. */
-const LIST_SHARE = 0.9;
-
-/**
- * A container inside the content that looks like a widget, as Readability's conditional cleaning
- * judges one: named like one (a negative weight), or, with few commas, more images than
- * paragraphs twice over (a gallery strip), or a little linky (over a fifth of its text in links,
- * half when named like content), or very short with links. Lists of images are kept.
- */
-function isWidget(element: Element, s: Stats): boolean {
-  if (!WIDGET_CONTAINERS.has(element.name) || (s.flags & (HAS_H1 | HAS_PRE)) !== 0) return false;
-  const weight = hintsOf(element).weight;
-  if (weight < 0) return true;
-  if (s.commas >= WIDGET_MAX_COMMAS) return false;
-  const isList = element.name === 'ul' || element.name === 'ol' || s.listText > s.text * LIST_SHARE;
-  const density = linkDensity(s);
-  const inFigure = isInFigure(element);
-  const suspicious =
-    (!inFigure && s.images > 1 && s.ps / s.images < 0.5) ||
-    (!isList &&
-      !inFigure &&
-      s.headingText < s.text * 0.9 &&
-      s.text < 25 &&
-      (s.images === 0 || s.images > 2) &&
-      density > 0) ||
-    (!isList && weight < 25 && density > 0.2) ||
-    (weight >= 25 && density > 0.5);
-  // A list of images (one image an item) stays.
-  return suspicious && !(isList && s.images > 0 && s.text === 0);
-}
-
-function isInFigure(element: Element): boolean {
-  for (let node = element.parent; node !== null; node = node.parent)
-    if (isTag(node) && node.name === 'figure') return true;
-  return false;
-}
-
-/** A small box with a text field (a newsletter sign-up, a search or comment form), not the best candidate's. */
-function isFormBox(element: Element, s: Stats, best: ParentNode | null): boolean {
-  return (
-    (s.flags & HAS_INPUT) !== 0 &&
-    (s.flags & HAS_H1) === 0 &&
-    s.text <= FORM_BOX_MAX_CHARS &&
-    (best === null || !related(element, best))
-  );
-}
-
-/**
- * Cuts paragraphs whose text repeats an earlier one in the content (galleries repeat each caption
- * in their thumbnails and full-screen views), with the figure that holds nothing else; the text cut.
- */
-function cutRepeats(
-  roots: readonly AnyNode[],
-  measured: Measured,
-  skip: (element: Element) => boolean,
-  cut: Set<Element>,
-): number {
-  const candidates = new Set<Element>();
-  for (const paragraph of measured.paragraphs) {
-    const element = paragraph.element;
-    if (element !== null && paragraph.text >= REPEAT_MIN_CHARS && paragraph.text <= REPEAT_MAX_CHARS)
-      candidates.add(element);
-  }
-  if (candidates.size < 2) return 0;
-  const seen = new Set<string>();
-  let removed = 0;
-  for (const element of outermost(roots, measured.stats, (e) => candidates.has(e), skip)) {
-    if (REPEATS_KEPT.has(element.name)) continue;
-    const text = collapse(textContent(element, skip));
-    if (!seen.has(text)) {
-      seen.add(text);
-      continue;
-    }
-    const own = measured.stats.get(element)!.text;
-    let unit: Element = element;
-    for (let up = unit.parent; up !== null && isTag(up) && !roots.includes(up); up = up.parent) {
-      if (measured.stats.get(up)?.text !== own) break;
-      unit = up;
-    }
-    cut.add(unit);
-    removed += own;
-  }
-  return removed;
+  const cuts = contentCuts(roots, measured, best, input.skip);
+  return { view: { roots, skip: skipper(input.skip, cuts.cut) }, text: total - cuts.text };
 }
 
 function skipper(
@@ -315,8 +150,6 @@ function ancestorsOf(elements: readonly Element[], root: ParentNode): Set<Elemen
   }
   return marked;
 }
-
-const linkDensity = (s: Stats) => (s.text === 0 ? 0 : s.links / s.text);
 
 /**
  * Each candidate's score: its own (tag and names) plus its paragraphs', less its link density. A
@@ -394,13 +227,6 @@ function bestCandidate(scores: Map<ParentNode, number>, root: ParentNode): Paren
     if (parent === root) break;
   }
   return top;
-}
-
-function isInside(node: AnyNode, ancestor: ParentNode): boolean {
-  for (let current = node.parent; current !== null; current = current.parent) {
-    if (current === ancestor) return true;
-  }
-  return false;
 }
 
 const isSemantic = (node: ParentNode) =>
@@ -494,14 +320,4 @@ function missingH1(roots: readonly AnyNode[], h1s: readonly Element[], measured:
     return s.order < firstOrder ? h1 : null;
   }
   return null;
-}
-
-function isLinkList(element: Element, s: Stats): boolean {
-  return (
-    LINK_LIST_CONTAINERS.has(element.name) &&
-    s.linkCount >= LINK_LIST_MIN_LINKS &&
-    linkDensity(s) > LINK_LIST_DENSITY &&
-    s.text - s.links < LINK_LIST_MAX_OWN_TEXT &&
-    (s.flags & (HAS_H1 | HAS_PRE)) === 0
-  );
 }

@@ -149,8 +149,8 @@ interface Frame {
   stats: Stats;
   context: number;
   next: number;
-  /** The inline content since the last block child or pair of `<br>`s. */
-  run: Run;
+  /** The inline content since the last block child or pair of `<br>`s (null while there is none). */
+  run: Run | null;
   /** The runs closed before it that were long enough to be paragraphs. */
   runs: Run[] | null;
   /** `<br>`s since the last text. */
@@ -221,7 +221,7 @@ function frameOf(node: ParentNode, context: number, order: number): Frame {
     },
     context,
     next: 0,
-    run: { text: 0, links: 0, commas: 0 },
+    run: null,
     runs: null,
     breaks: 0,
     line: '',
@@ -244,11 +244,16 @@ function contextOf(element: Element, parent: number): number {
 /** Ends the frame's current run of inline content, keeping it when it is long enough to be a paragraph. */
 function closeRun(frame: Frame): void {
   const run = frame.run;
-  if (run.text >= MIN_PARAGRAPH_CHARS) {
-    if (frame.runs === null) frame.runs = [run];
-    else frame.runs.push(run);
-  }
-  if (run.text > 0) frame.run = { text: 0, links: 0, commas: 0 };
+  if (run === null) return;
+  frame.run = null;
+  if (run.text < MIN_PARAGRAPH_CHARS) return;
+  if (frame.runs === null) frame.runs = [run];
+  else frame.runs.push(run);
+}
+
+function runOf(frame: Frame): Run {
+  if (frame.run === null) frame.run = { text: 0, links: 0, commas: 0 };
+  return frame.run;
 }
 
 function finish(frame: Frame, parent: Frame | undefined, measured: Measured, options: MeasureOptions): void {
@@ -260,11 +265,13 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
     return;
   }
   const { name } = node;
-  if (parent !== undefined && frame.line !== null && isLine(node, frame.context, options)) {
+  if (parent !== undefined && stats.text > 0 && frame.line !== null && isLine(node, frame.context, options)) {
     const text = collapse(frame.line);
-    // A byline, a dateline or a control's label: nothing of it counts, and it is left out.
+    // A byline, a dateline or a control's label: nothing of it counts, and it is left out; its
+    // text still counts for the line around it ("Jane Doe" before a cut `<time>` is a byline).
     if (text.length <= MAX_LINE_CHARS && isChromeLine(text)) {
       measured.boilerplate.add(node);
+      if (parent.line !== null) parent.line += ` ${frame.line} `;
       return;
     }
   }
@@ -315,7 +322,7 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
   into.listText += stats.listText;
   into.headingText += stats.headingText;
   if (parent.lead === LEAD_UNSEEN) parent.lead = frame.lead;
-  if (parent.line !== null) {
+  if (parent.line !== null && stats.text > 0) {
     const line = frame.line;
     parent.line =
       line === null || parent.line.length + line.length > MAX_LINE_RAW
@@ -327,12 +334,12 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
   if (BLOCK.has(name) || stats.blockChild) {
     into.blockChild ||= BLOCK.has(name);
     closeRun(parent);
-  } else {
-    const run = parent.run;
+  } else if (stats.text > 0) {
+    const run = runOf(parent);
     run.text += stats.text;
     run.links += stats.links;
     run.commas += stats.commas;
-    if (stats.text > 0) parent.breaks = 0;
+    parent.breaks = 0;
   }
 }
 
@@ -368,15 +375,17 @@ function addText(frame: Frame, data: string): void {
     visible++;
     if (COMMA.has(c)) commas++;
   }
-  const { stats, run } = frame;
+  const { stats } = frame;
   const inLink = (frame.context & IN_LINK) !== 0;
   stats.text += length;
   stats.commas += commas;
-  run.text += length;
-  run.commas += commas;
-  if (inLink) {
-    stats.links += length;
-    run.links += length;
+  if (inLink) stats.links += length;
+  // White space alone starts no run (it lies between most tags).
+  if (visible > 0 || frame.run !== null) {
+    const run = runOf(frame);
+    run.text += length;
+    run.commas += commas;
+    if (inLink) run.links += length;
   }
   if (visible > 0) frame.breaks = 0;
   if (frame.lead === LEAD_UNSEEN && visible >= LEAD_MIN_CHARS)
@@ -412,6 +421,9 @@ function isBoilerplate(element: Element, context: number, options: MeasureOption
     return false;
   if (!NAMED.has(name) && !name.includes('-')) return false;
   const hints = hintsOf(element);
+  // A heading is left out for what it is named only when that is a thing (`comments-title`), not
+  // for a layout word (`header-anchor`).
+  if (HEADING_LEVEL.has(name)) return hints.boilerplate === 'strong' && hints.thing;
   if (hints.boilerplate === 'strong') return true;
   return hints.boilerplate === 'weak' && name !== 'a';
 }
