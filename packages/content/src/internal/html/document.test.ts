@@ -130,7 +130,8 @@ describe('htmlDocument: hostile pages', () => {
     const huge = 'x'.repeat(2_000_000);
     const specials = `${'_'.repeat(100_000)}${'*'.repeat(100_000)}${'&'.repeat(100_000)}${' \n'.repeat(100_000)}`;
     const html =
-      `<div class="${huge}" style="${huge}"><a href="/${huge}">big</a><img srcset="a${','.repeat(100_000)}b,"></div>` +
+      `<div class="${huge}" style="${huge}"><p><a href="/${huge}">big</a> words, and more of them, in a sentence.</p>` +
+      `<img srcset="a${','.repeat(100_000)}b,"></div>` +
       `<p>${specials}</p><pre>${'`'.repeat(100_000)}</pre><p>${links}</p>`;
     let document: ReturnType<typeof convert> | undefined;
     expect(timed(() => (document = convert(html, { onlyMainContent: true })))).toBeLessThan(5_000);
