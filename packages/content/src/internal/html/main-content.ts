@@ -1,10 +1,8 @@
-import { type AnyNode, type Element, hasChildren, isTag, type ParentNode } from 'domhandler';
+import { type AnyNode, type Element, isTag, type ParentNode } from 'domhandler';
 import { contentCuts, isInside, linkDensity } from './cuts.ts';
 import { hintsOf } from './hints.ts';
 import {
   HAS_H1,
-  HAS_INPUT,
-  HAS_PRE,
   type Measured,
   type MeasureOptions,
   measure,
@@ -38,8 +36,9 @@ const TOP_CANDIDATES = 5;
 const MIN_TOP_CANDIDATES = 3;
 /** The main content grows to its parent while what the parent adds is at most this share of it… */
 const GROW_MAX_EXTRA = 1;
-/** …and no more than this share of what it adds is link text. */
+/** …and no more than this share of what it adds is link text, and what it adds after it is at most this share of it. */
 const GROW_MAX_LINK_DENSITY = 0.2;
+const GROW_MAX_AFTER = 0.25;
 
 const TAG_BONUS = new Map<string, number>([
   ['div', 5],
@@ -261,7 +260,11 @@ function mainHoldingMost(
   return null;
 }
 
-/** Grows `top` to its parent while the parent adds little text, and few links, to it; never past `<main>`. */
+/**
+ * Grows `top` to its parent while the parent adds little text, and few links, to it, and little
+ * after it (a headline, a standfirst and a lead image come before a body; a footer, a bio and
+ * boxes of other stories after it); never past `<main>`.
+ */
 function grow(top: ParentNode, root: ParentNode, statsOf: (node: AnyNode) => Stats): ParentNode {
   let current = top;
   while (current !== root && current.parent !== null && !isMain(current)) {
@@ -272,9 +275,18 @@ function grow(top: ParentNode, root: ParentNode, statsOf: (node: AnyNode) => Sta
     const extraLinks = outer.links - inner.links;
     if (extra > inner.text * GROW_MAX_EXTRA) break;
     if (extra > 0 && extraLinks / extra > GROW_MAX_LINK_DENSITY) break;
+    if (textAfter(current, statsOf) > inner.text * GROW_MAX_AFTER) break;
     current = parent;
   }
   return current;
+}
+
+/** The text of the element siblings after `node`. */
+function textAfter(node: ParentNode, statsOf: (node: AnyNode) => Stats | undefined): number {
+  let text = 0;
+  for (let sibling = node.next; sibling !== null; sibling = sibling.next)
+    if (isTag(sibling)) text += statsOf(sibling)?.text ?? 0;
+  return text;
 }
 
 const isMain = (node: ParentNode) =>
