@@ -1,13 +1,7 @@
 import { type AnyNode, type Element, isTag, type ParentNode } from 'domhandler';
 import { contentCuts, isInside, linkDensity } from './cuts.ts';
 import { hintsOf } from './hints.ts';
-import {
-  HAS_H1,
-  type Measured,
-  type MeasureOptions,
-  measure,
-  type Stats,
-} from './measure.ts';
+import { HAS_H1, type Measured, type MeasureOptions, measure, type Stats } from './measure.ts';
 
 /** What a document is written from: these trees, in order, without the elements `skip` names. */
 export interface ContentView {
