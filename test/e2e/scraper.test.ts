@@ -200,6 +200,21 @@ describe('scraper worker', () => {
     );
     const viaName = await runJob({ source: `http://localhost:${site.port}/page/1` });
     expect((await finished(viaName.jobId)).status).toBe('failed');
+    // A crawl that respects robots.txt meets the refusal at robots.txt first: the same code, not a robots skip.
+    const crawl = { follow: [{ type: 'css', query: 'a' }], respect_robots_txt: true };
+    const polite = await runJob({ source: `${site.url}/page/1`, crawl });
+    expect((await finished(polite.jobId)).status).toBe('failed');
+    const urls = (await c.get(`/jobs/${polite.jobId}/runs/${polite.runId}/urls`)).body.urls;
+    expect(urls).toEqual([
+      expect.objectContaining({
+        url: `${site.url}/page/1`,
+        status: 'failed',
+        error: {
+          code: 'BLOCKED_TARGET',
+          message: expect.stringMatching(/^127\.0\.0\.1 is a private address/),
+        },
+      }),
+    ]);
     expect(site.hits.length).toBe(before);
   });
 

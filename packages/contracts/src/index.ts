@@ -73,6 +73,7 @@ export {
   URL_STATUSES,
   updateJobSchema,
 } from './jobs.ts';
+export { boundedJson, MAX_JSON_DEPTH, nestsDeeperThan } from './json.ts';
 export type { RenderAction, RequestCookie, RequestSettings } from './request.ts';
 export { renderActionSchema, requestSchema, SECRET_MASK } from './request.ts';
 export type {

@@ -1,4 +1,5 @@
-import { issuesToDetails } from './issues.ts';
+import { z } from 'zod';
+import { issuesToDetails, MAX_DETAILS } from './issues.ts';
 import { createJobSchema } from './jobs.ts';
 import { createWebhookSchema } from './webhooks.ts';
 
@@ -32,4 +33,19 @@ describe('issuesToDetails', () => {
       });
     },
   );
+});
+
+describe('the size of details', () => {
+  it('names at most MAX_DETAILS paths however many fields are wrong', () => {
+    const parsed = z.array(z.string()).safeParse(Array(5_000).fill(0));
+    const details = issuesToDetails(parsed.error!.issues);
+    expect(Object.keys(details)).toHaveLength(MAX_DETAILS);
+    expect(details['[0]']).toBe('must be a string');
+  });
+
+  it('counts unknown keys against the same bound', () => {
+    const wide = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 1]));
+    const parsed = z.strictObject({}).safeParse(wide);
+    expect(Object.keys(issuesToDetails(parsed.error!.issues))).toHaveLength(MAX_DETAILS);
+  });
 });

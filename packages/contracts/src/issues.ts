@@ -53,14 +53,28 @@ function issueText(issue: z.core.$ZodIssue): string {
  */
 export const newDetails = (): Record<string, string> => Object.create(null) as Record<string, string>;
 
-/** Every violation keyed by its field path, the first text per path; unknown keys get their own path. */
+/**
+ * Field paths a 400 names at most: a body of thousands of wrong values gets an answer of bounded
+ * size (docs/api.md §9).
+ */
+export const MAX_DETAILS = 100;
+
+/**
+ * Every violation keyed by its field path, the first text per path, the first MAX_DETAILS paths;
+ * unknown keys get their own path.
+ */
 export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): Record<string, string> {
   const details = newDetails();
+  let count = 0;
   const put = (path: Path, text: string) => {
     const key = formatPath(path);
-    if (!Object.hasOwn(details, key)) details[key] = text;
+    if (count < MAX_DETAILS && !Object.hasOwn(details, key)) {
+      details[key] = text;
+      count++;
+    }
   };
   for (const issue of issues) {
+    if (count === MAX_DETAILS) break;
     if (issue.code === 'unrecognized_keys')
       for (const k of issue.keys) put([...issue.path, k], 'unknown field');
     else put(issue.path, issueText(issue));

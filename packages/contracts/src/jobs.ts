@@ -43,6 +43,7 @@ export const querySchema = z.strictObject({
 const uniqueInts = (min: number, max: number) =>
   z
     .array(z.int().min(min).max(max))
+    .max(max - min + 1)
     .refine((a) => new Set(a).size === a.length, 'values must be unique')
     .transform((a) => [...a].sort((x, y) => x - y));
 

@@ -1,3 +1,4 @@
+import { MAX_DETAILS } from './issues.ts';
 import { unstorableText } from './text.ts';
 
 describe('unstorableText', () => {
@@ -38,5 +39,15 @@ describe('unstorableText', () => {
   it('walks a deeply nested body without using the call stack', () => {
     const deep = JSON.parse(`${'['.repeat(200_000)}"\\u0000"${']'.repeat(200_000)}`);
     expect(Object.values(unstorableText(deep))).toEqual(['must not contain NUL characters']);
+  });
+});
+
+describe('unstorableText on a hostile body', () => {
+  it('stops at MAX_DETAILS paths, however deep and many the bad strings', () => {
+    let body: unknown = [];
+    for (let i = 0; i < 20_000; i++) body = ['\u0000', body];
+    const details = unstorableText(body);
+    expect(Object.keys(details)).toHaveLength(MAX_DETAILS);
+    expect(details['[0]']).toBe('must not contain NUL characters');
   });
 });

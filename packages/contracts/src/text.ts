@@ -1,4 +1,4 @@
-import { formatPath, newDetails } from './issues.ts';
+import { formatPath, MAX_DETAILS, newDetails } from './issues.ts';
 
 /** Why PostgreSQL cannot store `s` (text and jsonb refuse NUL; UTF-8 has no lone surrogate), or null. */
 function unstorableReason(s: string): string | null {
@@ -21,17 +21,22 @@ const pathOf = (node: Node): (string | number)[] => {
 
 /**
  * Every string and object key in a parsed JSON body or query string that no column could
- * store, keyed by its field path (`queries[0].query`; a bad key is reported at its own path).
+ * store, keyed by its field path (`queries[0].query`; a bad key is reported at its own path), the
+ * first MAX_DETAILS of them.
  * Iterative, with parent links instead of copied paths: a deeply nested body costs no stack.
  */
 export function unstorableText(value: unknown): Record<string, string> {
   const details = newDetails();
+  let count = 0;
   const report = (node: Node, text: string) => {
     const path = formatPath(pathOf(node));
-    if (!Object.hasOwn(details, path)) details[path] = text;
+    if (!Object.hasOwn(details, path)) {
+      details[path] = text;
+      count++;
+    }
   };
   const stack: Node[] = [{ value, key: null, parent: null }];
-  while (stack.length > 0) {
+  while (stack.length > 0 && count < MAX_DETAILS) {
     const node = stack.pop()!;
     const keyReason = typeof node.key === 'string' ? unstorableReason(node.key) : null;
     const v = node.value;

@@ -80,6 +80,7 @@ export {
 } from './internal/runs/retention.ts';
 export { fetchSettingsHash, type RunSettings } from './internal/runs/settings.ts';
 export {
+  ACCEPTED_BEYOND_MAX_PAGES,
   type Batch,
   type FoundUrl,
   type PageRows,

@@ -1,5 +1,6 @@
 import type { CreateJobInput } from '@scrapejobs/contracts';
 import {
+  ACCEPTED_BEYOND_MAX_PAGES,
   AppError,
   type CompatRun,
   type CompatService,
@@ -215,7 +216,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       seen.add(key);
       links.push(described.get(url) ?? { url });
     }
-    return [200, mapBody(rankLinks(links, map.search).slice(0, map.limit), v)];
+    // The run accepts its fetched pages and a bounded number of URLs beyond them (docs/api.md §18).
+    const accepted = (map.job.crawl?.max_pages ?? 0) + ACCEPTED_BEYOND_MAX_PAGES;
+    const warning =
+      found.length >= accepted && map.limit > accepted
+        ? `The map stopped at ${found.length} URLs: a map accepts its ${map.job.crawl?.max_pages} fetched pages and at most ${ACCEPTED_BEYOND_MAX_PAGES} URLs beyond them.`
+        : undefined;
+    return [200, mapBody((await rankLinks(links, map.search)).slice(0, map.limit), v, warning)];
   });
 
   for (const endpoint of UNSUPPORTED_ENDPOINTS) {

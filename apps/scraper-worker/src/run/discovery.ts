@@ -14,8 +14,11 @@ const ROBOTS_MAX_BYTES = 512 * 1024;
 /** Sitemap indexes are followed this deep (an index of indexes), no deeper. */
 const MAX_SITEMAP_DEPTH = 2;
 
-/** robots.txt of an origin as a run keeps it: its rules, or unreachable (its URLs are skipped). */
-type StoredRobots = RobotsRules | { unreachable: true };
+/**
+ * robots.txt of an origin as a run keeps it: its rules; unreachable (its URLs are skipped); or
+ * refused by outbound safety (docs/api.md §7), whose reason its URLs fail with.
+ */
+type StoredRobots = RobotsRules | { unreachable: true } | { blocked: string };
 const ALLOW_ALL = parseRobots('', '*');
 
 /** What a run's discovery needs of its work here. */
@@ -53,9 +56,13 @@ export class Discovery {
     this.#ctx = ctx;
   }
 
-  /** Whether the robots.txt of the URL's origin lets the service fetch it (an unreachable one lets nothing). */
-  async allows(url: string, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Whether the robots.txt of the URL's origin lets the service fetch it (an unreachable one lets
+   * nothing), or why outbound safety refused the origin when its robots.txt was fetched.
+   */
+  async allows(url: string, signal: AbortSignal): Promise<boolean | { blocked: string }> {
     const robots = await this.#robotsOf(originOf(url), signal);
+    if ('blocked' in robots) return robots;
     return !('unreachable' in robots) && robotsAllows(robots, url);
   }
 
@@ -68,6 +75,7 @@ export class Discovery {
   async readRobots(url: ClaimedUrl, signal: AbortSignal): Promise<Processed> {
     const origin = originOf(url.url);
     const robots = await this.#robotsOf(origin, signal);
+    if ('blocked' in robots) return { outcome: succeeded(null), found: [] };
     const listed = 'unreachable' in robots ? [] : robots.sitemaps;
     const sitemaps = listed.length > 0 ? listed : [`${origin}/sitemap.xml`];
     return {
@@ -145,6 +153,7 @@ export class Discovery {
       return parseRobots(page.body.subarray(0, ROBOTS_MAX_BYTES).toString('utf8'), ctx.robotsToken);
     } catch (err) {
       if (signal.aborted || !(err instanceof FetchError)) throw err;
+      if (err.code === 'BLOCKED_TARGET') return { blocked: err.message };
       if (err.status !== undefined && err.status >= 400 && err.status < 500) return ALLOW_ALL;
       ctx.log.info(
         { origin, err: err.message },

@@ -281,7 +281,10 @@ export class RunWork {
     }
     if (url.kind === 'robots') return this.#discovery.readRobots(url, signal);
     if (url.kind === 'sitemap') return this.#discovery.readSitemap(url, signal, pace);
-    if (this.settings.crawl?.respect_robots_txt && !(await this.#discovery.allows(url.url, signal))) {
+    const allowed =
+      !this.settings.crawl?.respect_robots_txt || (await this.#discovery.allows(url.url, signal));
+    if (typeof allowed === 'object') return { outcome: failed('BLOCKED_TARGET', allowed.blocked, null) };
+    if (!allowed) {
       const message = `${url.url}: robots.txt of ${originOf(url.url)} does not allow it`;
       return {
         outcome: { ...failed('ROBOTS_DISALLOWED', message, null), status: 'skipped', fetchedAt: null },

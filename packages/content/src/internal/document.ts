@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '@scrapejobs/contracts';
 /** The formats a document may hold (docs/api.md §17); `screenshot` is the renderer's, not a document's. */
 export type DocumentFormat = 'markdown' | 'html' | 'raw_html' | 'links' | 'metadata';
 
@@ -64,6 +65,7 @@ export const DOCUMENT_LIMITS = Object.freeze({
   links: 10_000,
   jsonLdBlocks: 20,
   jsonLdBytes: 64 * 1024,
+  jsonLdDepth: MAX_JSON_DEPTH,
   pdfBytes: 50 * 1024 * 1024,
   pdfPages: 2_000,
 });

@@ -153,6 +153,13 @@ describe('actions and waitFor as render steps', () => {
     ).toEqual({ actions: 'Total wait time (waitFor + wait actions) cannot exceed 60 seconds' });
   });
 
+  it('refuses a wait longer than the total wait limit at its path, before expanding it', () => {
+    for (const milliseconds of [1e10, 1e12])
+      expect(detailsOf(scrape({ actions: [{ type: 'wait', milliseconds }] }))).toEqual({
+        'actions[0].milliseconds': 'must be at most 60000',
+      });
+  });
+
   it('refuses actions needing more than 20 render steps', () => {
     const actions = Array.from({ length: 21 }, () => ({ type: 'press', key: 'Tab' }));
     expect(detailsOf(scrape({ actions }))).toEqual({

@@ -22,7 +22,8 @@ const selector = z.string().min(1).max(1000);
 const wait = z
   .object({
     type: z.literal('wait'),
-    milliseconds: z.int().positive().optional(),
+    // Bounded here, before planRender expands waits into steps.
+    milliseconds: z.int().positive().max(MAX_TOTAL_WAIT_MS).optional(),
     selector: selector.optional(),
   })
   .refine(

@@ -86,8 +86,10 @@ export interface MapLink {
 export function mapBody(
   links: readonly MapLink[],
   version: FirecrawlVersion,
-): { success: true; links: MapLink[] | string[] } {
-  if (version === 'v1') return { success: true, links: links.map((l) => l.url) };
+  warning?: string,
+): { success: true; links: MapLink[] | string[]; warning?: string } {
+  const extra = warning === undefined ? {} : { warning };
+  if (version === 'v1') return { success: true, links: links.map((l) => l.url), ...extra };
   return {
     success: true,
     links: links.map(({ url, title, description }) => ({
@@ -95,6 +97,7 @@ export function mapBody(
       ...(title ? { title } : {}),
       ...(description ? { description } : {}),
     })),
+    ...extra,
   };
 }
 

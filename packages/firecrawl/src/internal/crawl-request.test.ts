@@ -76,6 +76,30 @@ describe('parseCrawlRequest', () => {
     });
   });
 
+  it('refuses webhook metadata nesting past 32 levels, at its path, in v1 and v2', () => {
+    const deep = (levels: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = { a: value };
+      return value as Record<string, unknown>;
+    };
+    for (const version of ['v1', 'v2'] as const) {
+      expect(
+        detailsOf(crawl({ webhook: { url: 'https://hooks.example/c', metadata: deep(3_000) } }, version)),
+      ).toEqual({
+        'webhook.metadata': 'must not nest more than 32 levels of objects and arrays',
+      });
+      expect(crawl({ webhook: { url: 'https://hooks.example/c', metadata: deep(32) } }, version).ok).toBe(
+        true,
+      );
+    }
+  });
+
+  it('refuses a list of paths over the limit before reading its items', () => {
+    expect(detailsOf(crawl({ includePaths: Array(50_000).fill(0) }))).toEqual({
+      includePaths: 'must have at most 50 items',
+    });
+  });
+
   it('takes null for the fields the SDKs type as nullable', () => {
     expect(
       crawl({

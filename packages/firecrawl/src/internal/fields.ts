@@ -1,6 +1,7 @@
+import { boundedJson } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import { nestedIssues, report } from './parse.ts';
-import { checkUrlPattern, translatePathPattern } from './path-patterns.ts';
+import { checkUrlPattern, MAX_PATTERNS, translatePathPattern } from './path-patterns.ts';
 import { WEBHOOK_EVENTS, type Webhook } from './types.ts';
 import { readInputUrl } from './urls.ts';
 
@@ -15,8 +16,11 @@ export const urlField = z.string().transform((raw, ctx) => {
 const webhookObject = z.strictObject({
   url: z.string(),
   headers: z.record(z.string(), z.string()).default({}),
-  metadata: z.record(z.string(), z.unknown()).default({}),
-  events: z.array(z.enum(WEBHOOK_EVENTS)).default([...WEBHOOK_EVENTS]),
+  metadata: boundedJson(z.record(z.string(), z.unknown())).default({}),
+  events: z
+    .array(z.enum(WEBHOOK_EVENTS))
+    .max(4 * WEBHOOK_EVENTS.length)
+    .default([...WEBHOOK_EVENTS]),
 });
 
 /** Firecrawl's `webhook`: a URL, or `{url, headers, metadata, events}`; null when not given. */
@@ -66,6 +70,7 @@ export function urlPatterns(
 /** A list of path patterns as sent (null as omitted, as the SDKs may send it). */
 export const pathPatternsField = z
   .array(z.string().min(1))
+  .max(MAX_PATTERNS)
   .nullable()
   .optional()
   .transform((p) => p ?? []);

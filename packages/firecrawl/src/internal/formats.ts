@@ -36,6 +36,9 @@ const UNSUPPORTED = new Set([
 const notSupported = (name: string) => `the format "${name}" is not supported by this service`;
 const UNKNOWN = `is not a Firecrawl format: must be one of ${FIRECRAWL_FORMATS.join(', ')}`;
 
+/** Entries `formats` may have: every format once, and room for what a client repeats. */
+const MAX_FORMATS = 20;
+
 const screenshotObject = z.strictObject({
   type: z.literal('screenshot'),
   fullPage: z.boolean().optional(),
@@ -76,6 +79,7 @@ function readFormat(item: unknown, at: number, issues: Issue[]): FirecrawlFormat
 /** Firecrawl's `formats` (default `["markdown"]`): the supported names, once each; others a 400 naming them. */
 export const formatsSchema = z
   .array(z.unknown())
+  .max(MAX_FORMATS)
   .default(['markdown'])
   .transform((items, ctx) => {
     const issues: Issue[] = [];

@@ -1,4 +1,4 @@
-import { issuesToDetails } from '@scrapejobs/contracts';
+import { boundedJson, issuesToDetails } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import type { Invalid, Parsed } from './types.ts';
 
@@ -43,7 +43,7 @@ export const onlyBoolean = (allowed: boolean, why: string) =>
 export const bookkeepingFields = {
   origin: z.string().optional(),
   integration: z.string().nullable().optional(),
-  auditMetadata: z.unknown().optional(),
+  auditMetadata: boundedJson(z.unknown()).optional(),
 } as const;
 
 /** Firecrawl's `zeroDataRetention`: only false, since a crawl's pages are kept until it expires. */

@@ -40,6 +40,7 @@ const parsersSchema = z
       }),
     ]),
   )
+  .max(10)
   .optional()
   .refine(
     (parsers) =>

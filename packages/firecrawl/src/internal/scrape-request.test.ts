@@ -309,3 +309,18 @@ describe('parseBatchScrapeRequest', () => {
     });
   });
 });
+
+describe('lists over their limit', () => {
+  const zeros = Array(50_000).fill(0);
+
+  it('are refused at their own path before their items are read', () => {
+    expect(detailsOf(parseBatchScrapeRequest({ urls: zeros }, 'v2'))).toEqual({
+      urls: 'must have at most 10000 items',
+    });
+    expect(detailsOf(scrape({ formats: zeros }))).toEqual({ formats: 'must have at most 20 items' });
+    expect(detailsOf(scrape({ parsers: zeros }))).toEqual({ parsers: 'must have at most 10 items' });
+    expect(
+      detailsOf(parseBatchScrapeRequest({ urls: [URL_], webhook: { url: URL_, events: zeros } }, 'v2')),
+    ).toEqual({ 'webhook.events': 'must have at most 16 items' });
+  });
+});

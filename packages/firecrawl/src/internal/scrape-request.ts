@@ -7,6 +7,8 @@ import { readInputUrl } from './urls.ts';
 
 /** URLs one batch may scrape: a job's sources expand to at most this many (docs/api.md §3.4). */
 const MAX_BATCH_URLS = 1000;
+/** URLs a batch may list before duplicates and invalid ones are dropped. */
+const MAX_LISTED_URLS = 10 * MAX_BATCH_URLS;
 
 const scrapeSchema = (version: FirecrawlVersion): z.ZodType<ScrapeRequest> =>
   z
@@ -48,7 +50,7 @@ const batchSchema = (version: FirecrawlVersion): z.ZodType<BatchScrapeRequest> =
   z
     .strictObject({
       ...scrapeFields(version),
-      urls: z.array(z.string()).min(1),
+      urls: z.array(z.string()).min(1).max(MAX_LISTED_URLS),
       ...bookkeepingFields,
       zeroDataRetention,
       webhook: webhookSchema,

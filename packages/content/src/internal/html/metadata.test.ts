@@ -129,6 +129,16 @@ describe('metadata', () => {
     expect(result.truncated).toEqual(['metadata.json_ld']);
   });
 
+  test('JSON-LD: a block nesting past 32 levels is skipped and named in truncated', () => {
+    const deep = `${'{"a":'.repeat(8_000)}1${'}'.repeat(8_000)}`;
+    const within = `${'['.repeat(32)}${']'.repeat(32)}`;
+    const result = metadata(
+      `<script type="application/ld+json">${deep}</script><script type="application/ld+json">${within}</script>`,
+    );
+    expect(result.metadata.json_ld).toEqual([JSON.parse(within)]);
+    expect(result.truncated).toEqual(['metadata.json_ld']);
+  });
+
   test('JSON-LD: at most 20 blocks, the rest named in truncated', () => {
     const head = Array.from(
       { length: 22 },
@@ -148,5 +158,13 @@ describe('metadata', () => {
       'https://cdn.example.net/x/c',
       'https://cdn.example.net/x/i.ico',
     ]);
+  });
+
+  test('URLs resolved against the page leave out the credentials it was fetched with', () => {
+    const page = { ...PAGE, url: 'https://user:secret@example.com/blog/post' };
+    expect(metadata('', '', page).metadata.favicon).toBe('https://example.com/favicon.ico');
+    expect(metadata('<link rel="canonical" href="/c">', '', page).metadata.canonical_url).toBe(
+      'https://example.com/c',
+    );
   });
 });

@@ -1,8 +1,9 @@
+import { nestsDeeperThan } from '@scrapejobs/contracts';
 import type { Element } from 'domhandler';
 import { DOCUMENT_LIMITS, type Metadata, type PageInfo } from '../document.ts';
 import { collapse, textContent } from './dom.ts';
 import type { ParsedPage } from './page.ts';
-import { resolveUrl } from './urls.ts';
+import { resolveUrl, withoutCredentials } from './urls.ts';
 
 /** What the page's `<meta>` elements say, first non-empty value of each name winning. */
 interface MetaValues {
@@ -102,7 +103,7 @@ function linkHref(links: readonly Element[], token: string, base: string | undef
 }
 
 function defaultFavicon(pageUrl: string): string | null {
-  const url = URL.parse('/favicon.ico', pageUrl);
+  const url = URL.parse('/favicon.ico', withoutCredentials(pageUrl));
   return url !== null && (url.protocol === 'https:' || url.protocol === 'http:') ? url.href : null;
 }
 
@@ -120,6 +121,11 @@ function readJsonLd(scripts: readonly Element[]): { blocks: unknown[]; truncated
     try {
       parsed = JSON.parse(text);
     } catch {
+      continue;
+    }
+    // The API serialises stored documents recursively: a block nested past the limit is left out.
+    if (nestsDeeperThan(parsed, DOCUMENT_LIMITS.jsonLdDepth)) {
+      truncated = true;
       continue;
     }
     if (blocks.length === DOCUMENT_LIMITS.jsonLdBlocks) {

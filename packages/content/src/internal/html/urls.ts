@@ -10,10 +10,22 @@ const UNSAFE_SCHEMES = new Set(['javascript:', 'vbscript:', 'data:']);
  * `javascript:` URL, is ignored. Undefined when neither parses (only absolute URLs resolve then).
  */
 export function baseUrlOf(baseHref: string | undefined, pageUrl: string): string | undefined {
-  const page = URL.parse(pageUrl)?.href;
+  const page = withoutCredentials(pageUrl);
   if (baseHref === undefined) return page;
   const url = URL.parse(baseHref.trim(), page);
   if (url === null || url.protocol === 'data:' || url.protocol === 'javascript:') return page;
+  return url.href;
+}
+
+/**
+ * The page's URL without the user name and password it was fetched with: URLs resolved against it
+ * (links, images, the favicon) must not carry them into a document.
+ */
+export function withoutCredentials(pageUrl: string): string | undefined {
+  const url = URL.parse(pageUrl);
+  if (url === null) return undefined;
+  url.username = '';
+  url.password = '';
   return url.href;
 }
 

@@ -98,7 +98,7 @@ export interface Batch {
  * URLs a crawl accepts beyond its `max_pages` (they end skipped with MAX_PAGES): enough to show
  * where it would have gone on, bounded so that a page of 10,000 links cannot grow a frontier forever.
  */
-const ACCEPTED_BEYOND_MAX_PAGES = 10_000;
+export const ACCEPTED_BEYOND_MAX_PAGES = 10_000;
 
 /** PostgreSQL refused a value (SQLSTATE class 22, data exception, or 54, program limit). */
 const isDataError = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown }).code));
