@@ -37,4 +37,12 @@ describe('rule: lines a reader view leaves out by what they say', () => {
     'Updated rules for cyclists come into force next month, the council said.',
     '',
   ])('%s is not', (line) => expect(isChromeLine(line)).toBe(false));
+
+  test('counts, counters and dates alone are judged only for a block, not inside a sentence', () => {
+    expect(isChromeLine('5.2', false)).toBe(false);
+    expect(isChromeLine('April 18, 2024', false)).toBe(false);
+    expect(isChromeLine('1 / 12', false)).toBe(false);
+    expect(isChromeLine('Close', false)).toBe(true);
+    expect(isChromeLine('By Jane Doe', false)).toBe(true);
+  });
 });

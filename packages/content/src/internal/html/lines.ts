@@ -109,19 +109,20 @@ const CONTROL_LABELS = new Set([
   'поделиться',
 ]);
 
-/** Whether `text` (white space collapsed, trimmed) is a byline, a dateline, a reading time or a control's label. */
-export function isChromeLine(text: string): boolean {
+/**
+ * Whether `text` (white space collapsed, trimmed), the whole text of an element, is a byline, a
+ * dateline, a reading time, a count or a control's label. Counts, counters and dates alone are
+ * judged only for a block (`block`): within a sentence a number or a date in an inline element
+ * (`<strong>5.2</strong> percent`, `on <time>April 18</time>`) is part of the text.
+ */
+export function isChromeLine(text: string, block = true): boolean {
   if (text.length === 0 || text.length > MAX_LINE_CHARS) return false;
   const label = text.replace(/[\s:|·•›»«‹→←×✕*]+$/u, '').replace(/^[\s|·•‹«←×✕]+/u, '');
-  if (
-    CONTROL_LABELS.has(label.toLowerCase()) ||
-    COUNTER.test(label) ||
-    COUNT.test(label) ||
-    READING_TIME.test(label)
-  )
-    return true;
+  if (CONTROL_LABELS.has(label.toLowerCase())) return true;
   if (text.length <= BYLINE_MAX_CHARS && BYLINE.test(label)) return isNameLike(label);
   if (DATELINE_LEAD.test(label)) return /\d/.test(label);
+  if (!block) return false;
+  if (COUNTER.test(label) || COUNT.test(label) || READING_TIME.test(label)) return true;
   // A sentence that mentions a date ends with its stop; a dateline does not.
   return (
     label.length <= DATE_LINE_MAX_CHARS &&

@@ -269,7 +269,7 @@ function finish(frame: Frame, parent: Frame | undefined, measured: Measured, opt
     const text = collapse(frame.line);
     // A byline, a dateline or a control's label: nothing of it counts, and it is left out; its
     // text still counts for the line around it ("Jane Doe" before a cut `<time>` is a byline).
-    if (text.length <= MAX_LINE_CHARS && isChromeLine(text)) {
+    if (text.length <= MAX_LINE_CHARS && isChromeLine(text, BLOCK.has(name))) {
       measured.boilerplate.add(node);
       if (parent.line !== null) parent.line += ` ${frame.line} `;
       return;

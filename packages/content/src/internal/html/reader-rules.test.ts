@@ -153,6 +153,13 @@ describe('rule: bylines, datelines and "Updated" lines are left out', () => {
     for (const gone of ['JANE DOE', 'Updated', '11:20', 'Harriet Vane']) expect(out).not.toContain(gone);
   });
 
+  test('numbers and dates inside a sentence stay', () => {
+    const out = md(
+      `<article><h1>Jobs</h1><p>Unemployment rose to <strong>5.2</strong> percent on <time>April 18, 2024</time>, the office said, after <b>12</b> months.</p>${BODY}</article>`,
+    );
+    expect(out).toContain('**5.2** percent on April 18, 2024, the office said, after **12** months');
+  });
+
   test('a name beside a cut time is a byline too', () => {
     const out = md(
       `<article><h1>Title</h1><p class="meta">Priya Raman · <time>April 18, 2024</time></p>${BODY}</article>`,
