@@ -65,11 +65,13 @@ const TEASER_LEVELS = 3;
  * The page's main content, what a reader view keeps: paragraphs are scored, and their scores go
  * to their ancestors (commas, length, tag, class and id names, less their share of link text);
  * the best ancestor wins, moves up to an `<article>` or `<main>` that it is most of, grows to
- * parents that add little and few links, and takes the siblings that score well. Navigation,
- * headers, footers, asides, dialogs, form controls and elements named like boilerplate (cookie,
- * share, related, comments…) are left out first, link lists within the result after. The page's
- * h1 is kept when the result has none. When that leaves too little, class names are not judged;
- * when it leaves nothing, the body without boilerplate is the result, else the whole body.
+ * parents that add little, few links and little after it, and takes the siblings that score well
+ * (docs/api.md §22). Navigation, headers, footers, asides, dialogs, form controls, elements named
+ * like boilerplate (names read as words, hints.ts) and bylines, datelines and controls' labels
+ * (lines.ts) are left out first; lists of links or teasers beside the content, form boxes,
+ * widgets and repeated captions within the result after (cuts.ts). The page's h1 is kept when the
+ * result has none. When that leaves too little, class names are not judged; when it leaves
+ * nothing, the body without boilerplate is the result, else the whole body.
  */
 export function mainContent(input: MainContentInput): ContentView {
   const holdsH1 = ancestorsOf(input.h1s, input.root);
