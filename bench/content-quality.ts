@@ -1,244 +1,322 @@
 /**
- * Main-content quality on real pages: for each `<dir>/<name>/source.html` with the `expected.html`
- * Mozilla Readability's tests keep beside it (what Readability kept of the page), how much of that
- * text each candidate keeps. Bag of words, lowercased: precision (the share of a candidate's words
- * that are in the expected text), recall (the share of the expected words it keeps) and F1, per
- * page and averaged over pages, and the pages where a candidate keeps (nearly) nothing (recall
- * under 20%). Every candidate's output and the expected HTML are turned into words by the same
- * function (bench/content.ts has the pipelines).
+ * Main-content quality: what each extractor keeps of a page, against what the page should give.
+ * A corpus is a folder of `<name>/source.html` (and `url.txt`, the address it came from), each
+ * page with one kind of expected output:
  *
- * Readability wrote the expected texts, so Readability's pipelines have a home advantage here:
- * their figures say how far another Readability version or DOM moves them, not that they are right.
+ * - `expected.txt`: the article's text marked by a person. Scored by token F1 (bags of lowercased
+ *   words) and shingle F1 (runs of four words), packages/content/src/testing/text-score.ts.
+ * - `expected.json`: `{"with": [...], "without": [...]}`, snippets a person chose that the article
+ *   holds and that it must not hold (trafilatura's evaluation data is written this way). Scored as
+ *   trafilatura does: a snippet of `with` found is a true positive, one missed a false negative; a
+ *   snippet of `without` found is a false positive.
+ * - `expected.html`: what Mozilla Readability kept of the page (its test pages). Scored like
+ *   `expected.txt`, but this measures agreement with Readability, not correctness.
  *
- * Run: `pnpm exec node bench/content-quality.ts [--pages DIR] [--worst 10] [--json-out FILE]`.
+ * Every candidate's output is markdown, read as text by one function (no link targets or images).
+ *
+ * Run: `pnpm exec node bench/content-quality.ts [--pages DIR,DIR] [--worst 10] [--json-out FILE]`.
  * Prints a JSON summary, then Markdown tables.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseHTML } from 'linkedom';
-import { DEFAULT_PAGES, loadPages, ours, readabilityJsdom, readabilityLinkedom } from './content.ts';
-import { log, machineInfo, parseOptions, printTable, round2, writeJsonOut } from './support.ts';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { extractFromHtml } from '@extractus/article-extractor';
+import { Defuddle } from 'defuddle/node';
+import { JSDOM } from 'jsdom';
+import {
+  markdownText,
+  type Score,
+  shingleScore,
+  tokenScore,
+  words,
+} from '../packages/content/src/testing/text-score.ts';
+import { CORPUS_URL, ours, readabilityJsdom, turndown } from './content.ts';
+import { log, machineInfo, parseOptions, printTable, ROOT, round2, writeJsonOut } from './support.ts';
 
-// ---------------------------------------------------------------- text and words
+/** The corpora measured unless `--pages` says otherwise: ours (in the repository), then public ones kept outside it. */
+const DEFAULT_CORPORA = [
+  join(ROOT, 'packages/content/src/internal/html/fixtures/reader'),
+  '/work/corpus/trafilatura',
+  '/work/corpus/readability',
+];
 
-/** Elements whose text no reader sees. */
-const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'SVG', 'svg', 'IFRAME', 'OBJECT']);
-/** Elements that run on within a line: no word break around them (every other element breaks). */
-const INLINE = new Set(
-  'A ABBR B BDI BDO CITE CODE DATA DFN EM FONT I KBD MARK Q S SAMP SMALL SPAN STRONG SUB SUP TIME U VAR'.split(
-    ' ',
-  ),
-);
+type Kind = 'marked text' | 'marked snippets' | "Readability's output";
 
-interface DomNode {
-  nodeType: number;
-  nodeName: string;
-  nodeValue: string | null;
-  childNodes: ArrayLike<DomNode>;
+interface Page {
+  name: string;
+  html: string;
+  url: string;
+  kind: Kind;
+  expected: string | { with: string[]; without: string[] };
 }
 
-function collectText(node: DomNode, out: string[]): void {
-  if (node.nodeType === 3) {
-    out.push(node.nodeValue ?? '');
-    return;
+function loadCorpus(dir: string): Page[] {
+  if (!existsSync(dir)) return [];
+  const pages: Page[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const at = (file: string) => join(dir, entry.name, file);
+    if (!entry.isDirectory() || !existsSync(at('source.html'))) continue;
+    const html = readFileSync(at('source.html'), 'utf8');
+    const url = existsSync(at('url.txt')) ? readFileSync(at('url.txt'), 'utf8').trim() : CORPUS_URL;
+    const page = { name: entry.name, html, url };
+    if (existsSync(at('expected.txt')))
+      pages.push({ ...page, kind: 'marked text', expected: readFileSync(at('expected.txt'), 'utf8') });
+    else if (existsSync(at('expected.json')))
+      pages.push({
+        ...page,
+        kind: 'marked snippets',
+        expected: JSON.parse(readFileSync(at('expected.json'), 'utf8')),
+      });
+    else if (existsSync(at('expected.html')))
+      pages.push({
+        ...page,
+        kind: "Readability's output",
+        expected: markdownText(turndown.turndown(readFileSync(at('expected.html'), 'utf8'))),
+      });
   }
-  if (node.nodeType !== 1 && node.nodeType !== 9 && node.nodeType !== 11) return;
-  if (SKIP.has(node.nodeName)) return;
-  const block = node.nodeType === 1 && !INLINE.has(node.nodeName.toUpperCase());
-  if (block) out.push(' ');
-  for (let i = 0; i < node.childNodes.length; i++) collectText(node.childNodes[i]!, out);
-  if (block) out.push(' ');
-}
-
-/** The text of an HTML document or fragment as a reader sees it: no scripts or styles, blocks apart. */
-export function htmlText(html: string): string {
-  // A fragment goes into a body of its own, so that linkedom parses it as HTML.
-  const whole = /<html[\s>]/i.test(html) ? html : `<!DOCTYPE html><html><body>${html}</body></html>`;
-  const { document } = parseHTML(whole);
-  const out: string[] = [];
-  collectText((document.body ?? document.documentElement) as unknown as DomNode, out);
-  return out.join('');
-}
-
-/** The words of markdown as text: no link targets, images, emphasis or table and heading marks. */
-export function markdownText(markdown: string): string {
-  return markdown
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ') // images: their alt text is not text of the page
-    .replace(/\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '] ') // link targets
-    .replace(/<https?:[^>\s]+>/g, ' ') // autolinks
-    .replace(/^\s*\[[^\]]+\]:\s*\S+.*$/gm, ' '); // reference definitions
-}
-
-// Han, kana and Hangul words are not spaced: each character counts as a word.
-const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+/gu;
-
-/** A bag of words: each lowercased word with its count. */
-export function bagOfWords(text: string): Map<string, number> {
-  const bag = new Map<string, number>();
-  for (const [word] of text.toLowerCase().matchAll(WORD)) bag.set(word, (bag.get(word) ?? 0) + 1);
-  return bag;
-}
-
-const size = (bag: Map<string, number>) => {
-  let n = 0;
-  for (const c of bag.values()) n += c;
-  return n;
-};
-
-/** Precision, recall and F1 of `got` against `expected`, each word counted as often as both have it. */
-export function score(got: Map<string, number>, expected: Map<string, number>) {
-  let overlap = 0;
-  for (const [word, c] of got) overlap += Math.min(c, expected.get(word) ?? 0);
-  const [g, e] = [size(got), size(expected)];
-  const precision = g ? overlap / g : 0;
-  const recall = e ? overlap / e : 0;
-  const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
-  return { words: g, precision, recall, f1 };
+  return pages.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 // ---------------------------------------------------------------- candidates
 
-/** A candidate gives the text it keeps of a page. */
+/** A candidate gives the markdown it keeps of a page. */
 interface Candidate {
   name: string;
-  text: (html: string, url: string) => string;
+  markdown: (page: Page) => Promise<string>;
 }
 
 const candidates: Candidate[] = [
-  { name: 'ours (html)', text: (html, url) => htmlText(ours(html, url, true, ['html']).html ?? '') },
-  { name: 'ours (markdown)', text: (html, url) => markdownText(ours(html, url, true).markdown ?? '') },
-  { name: 'readability + jsdom', text: (html, url) => htmlText(readabilityJsdom(html, url)?.content ?? '') },
-  { name: 'readability + linkedom', text: (html) => htmlText(readabilityLinkedom(html)?.content ?? '') },
+  { name: 'ours', markdown: async (p) => ours(p.html, p.url, true).markdown ?? '' },
   {
-    name: 'ours, whole body (html)',
-    text: (html, url) => htmlText(ours(html, url, false, ['html']).html ?? ''),
+    name: 'readability + jsdom + turndown',
+    markdown: async (p) => {
+      const article = readabilityJsdom(p.html, p.url);
+      return article?.content ? turndown.turndown(article.content) : '';
+    },
   },
-  { name: 'whole body (floor)', text: (html) => htmlText(html) },
+  {
+    name: 'defuddle 0.19 (jsdom)',
+    markdown: async (p) => {
+      const dom = new JSDOM(p.html, { url: p.url });
+      try {
+        return (await Defuddle(dom.window.document, p.url, { markdown: true })).content ?? '';
+      } finally {
+        dom.window.close();
+      }
+    },
+  },
+  {
+    name: 'article-extractor 9 + turndown',
+    markdown: async (p) => {
+      const article = await extractFromHtml(p.html, p.url);
+      return article?.content ? turndown.turndown(article.content) : '';
+    },
+  },
+  {
+    name: 'whole body (ours, not main content)',
+    markdown: async (p) => ours(p.html, p.url, false).markdown ?? '',
+  },
 ];
-const OURS = 'ours (html)';
-const NEAR_EMPTY_RECALL = 0.2;
+const OURS = 'ours';
 
-interface PageScore {
-  page: string;
-  expectedWords: number;
-  scores: Record<string, { words: number; precision: number; recall: number; f1: number; error?: string }>;
+// ---------------------------------------------------------------- scoring
+
+interface Result {
+  token: Score;
+  shingle: Score;
+  /** Snippets: [true positives, false negatives, false positives, true negatives]. */
+  snippets?: [number, number, number, number];
+  words: number;
+  error?: string;
 }
 
-function scorePage(name: string, html: string, url: string, expectedHtml: string): PageScore {
-  const expected = bagOfWords(htmlText(expectedHtml));
-  const scores: PageScore['scores'] = {};
-  for (const c of candidates) {
-    try {
-      const s = score(bagOfWords(c.text(html, url)), expected);
-      scores[c.name] = {
-        words: s.words,
-        precision: round2(s.precision),
-        recall: round2(s.recall),
-        f1: round2(s.f1),
-      };
-    } catch (err) {
-      scores[c.name] = { words: 0, precision: 0, recall: 0, f1: 0, error: (err as Error).message };
-    }
-  }
-  return { page: name, expectedWords: size(expected), scores };
+/** Text compared for snippets: white space runs made one space, as trafilatura compares. */
+const squeeze = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
+
+function scorePage(page: Page, markdown: string): Result {
+  const text = markdownText(markdown);
+  if (typeof page.expected === 'string')
+    return {
+      token: tokenScore(text, page.expected),
+      shingle: shingleScore(text, page.expected),
+      words: words(text).length,
+    };
+  const got = squeeze(text.replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, '$1'));
+  const found = (snippet: string) => got.includes(squeeze(snippet));
+  const tp = page.expected.with.filter(found).length;
+  const fp = page.expected.without.filter(found).length;
+  const counts: Result['snippets'] = [
+    tp,
+    page.expected.with.length - tp,
+    fp,
+    page.expected.without.length - fp,
+  ];
+  const precision = tp + fp === 0 ? 0 : tp / (tp + fp);
+  const recall = page.expected.with.length === 0 ? 1 : tp / page.expected.with.length;
+  const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+  const score = { precision, recall, f1 };
+  return { token: score, shingle: score, snippets: counts, words: words(text).length };
 }
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length
-    ? s.length % 2
-      ? s[(s.length - 1) / 2]!
-      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-    : 0;
-};
+
+function summarize(kind: Kind, pages: readonly Page[], results: Map<string, Record<string, Result>>) {
+  return candidates.map((c) => {
+    const rs = pages.map((p) => results.get(p.name)![c.name]!);
+    const row = {
+      kind,
+      candidate: c.name,
+      pages: rs.length,
+      token: {
+        precision: round2(mean(rs.map((r) => r.token.precision))),
+        recall: round2(mean(rs.map((r) => r.token.recall))),
+        f1: round2(mean(rs.map((r) => r.token.f1))),
+      },
+      shingle: {
+        precision: round2(mean(rs.map((r) => r.shingle.precision))),
+        recall: round2(mean(rs.map((r) => r.shingle.recall))),
+        f1: round2(mean(rs.map((r) => r.shingle.f1))),
+      },
+      under05: rs.filter((r) => r.token.f1 < 0.5).length,
+      empty: rs.filter((r) => r.words === 0).length,
+      errors: rs.filter((r) => r.error !== undefined).length,
+      snippets: undefined as
+        | undefined
+        | { tp: number; fn: number; fp: number; tn: number; precision: number; recall: number; f1: number },
+    };
+    if (kind === 'marked snippets') {
+      const [tp, fn, fp, tn] = rs.reduce(
+        (sum, r) => sum.map((n, i) => n + r.snippets![i]!) as [number, number, number, number],
+        [0, 0, 0, 0],
+      );
+      const precision = tp / Math.max(1, tp + fp);
+      const recall = tp / Math.max(1, tp + fn);
+      row.snippets = {
+        tp,
+        fn,
+        fp,
+        tn,
+        precision: round2(precision),
+        recall: round2(recall),
+        f1: round2((2 * precision * recall) / Math.max(1e-9, precision + recall)),
+      };
+    }
+    return row;
+  });
+}
 
 async function main(): Promise<boolean> {
-  const args = parseOptions({ pages: DEFAULT_PAGES, worst: '10', 'json-out': undefined });
-  const dir = resolve(args.pages);
-  const pages = loadPages(dir).filter((p) => existsSync(join(dir, p.name, 'expected.html')));
-  if (pages.length === 0) {
-    log(`no <name>/source.html with expected.html in ${dir}`);
-    return false;
+  const args = parseOptions({ pages: DEFAULT_CORPORA.join(','), worst: '10', 'json-out': undefined });
+  const corpora = args.pages
+    .split(',')
+    .filter(Boolean)
+    .map((dir) => resolve(dir));
+  const report: Record<string, unknown>[] = [];
+  for (const dir of corpora) {
+    const pages = loadCorpus(dir);
+    if (pages.length === 0) {
+      log(`no pages with an expected output in ${dir}`);
+      continue;
+    }
+    const results = new Map<string, Record<string, Result>>();
+    for (const page of pages) {
+      const row: Record<string, Result> = {};
+      for (const c of candidates) {
+        try {
+          row[c.name] = scorePage(page, await c.markdown(page));
+        } catch (err) {
+          const zero = { precision: 0, recall: 0, f1: 0 };
+          row[c.name] = { token: zero, shingle: zero, words: 0, error: (err as Error).message };
+        }
+        // A turn of the event loop lets V8 drop what jsdom's WeakRefs kept alive (bench/content.ts).
+        await new Promise((next) => setImmediate(next));
+      }
+      results.set(page.name, row);
+    }
+    for (const kind of new Set(pages.map((p) => p.kind))) {
+      const these = pages.filter((p) => p.kind === kind);
+      const summary = summarize(kind, these, results);
+      const perPage = these.map((p) => ({
+        page: p.name,
+        expectedWords: typeof p.expected === 'string' ? words(p.expected).length : undefined,
+        scores: Object.fromEntries(
+          Object.entries(results.get(p.name)!).map(([name, r]) => [
+            name,
+            {
+              f1: round2(r.token.f1),
+              shingleF1: round2(r.shingle.f1),
+              p: round2(r.token.precision),
+              r: round2(r.token.recall),
+              snippets: r.snippets,
+              error: r.error,
+            },
+          ]),
+        ),
+      }));
+      report.push({ corpus: dir, kind, pages: these.length, summary, perPage });
+      console.log(`\n### ${basename(dir)}: ${these.length} pages, expected output: ${kind}\n`);
+      if (kind === 'marked snippets')
+        printTable(
+          ['candidate', 'pages', 'snippet precision', 'recall', 'F1', 'with missed', 'without kept', 'empty'],
+          'lrrrrrrr',
+          summary.map((s) => [
+            s.candidate,
+            s.pages,
+            s.snippets!.precision,
+            s.snippets!.recall,
+            s.snippets!.f1,
+            s.snippets!.fn,
+            s.snippets!.fp,
+            s.empty,
+          ]),
+        );
+      else
+        printTable(
+          [
+            'candidate',
+            'pages',
+            'token P',
+            'token R',
+            'token F1',
+            'shingle P',
+            'shingle R',
+            'shingle F1',
+            'F1 < 0.5',
+            'empty',
+          ],
+          'lrrrrrrrrr',
+          summary.map((s) => [
+            s.candidate,
+            s.pages,
+            s.token.precision,
+            s.token.recall,
+            s.token.f1,
+            s.shingle.precision,
+            s.shingle.recall,
+            s.shingle.f1,
+            s.under05,
+            s.empty,
+          ]),
+        );
+      const worst = [...perPage]
+        .sort((a, b) => a.scores[OURS]!.f1 - b.scores[OURS]!.f1)
+        .slice(0, Number(args.worst));
+      console.log('');
+      printTable(
+        ['page', ...candidates.slice(0, 4).map((c) => `${c.name} F1 (P / R)`)],
+        `l${'r'.repeat(4)}`,
+        worst.map((p) => [
+          p.page,
+          ...candidates.slice(0, 4).map((c) => {
+            const s = p.scores[c.name]!;
+            return s.error ? `error: ${s.error.slice(0, 40)}` : `${s.f1} (${s.p} / ${s.r})`;
+          }),
+        ]),
+      );
+    }
   }
-  const perPage: PageScore[] = [];
-  for (const p of pages) {
-    log(p.name);
-    perPage.push(scorePage(p.name, p.html, p.url, readFileSync(join(dir, p.name, 'expected.html'), 'utf8')));
-    // A turn of the event loop lets V8 drop what jsdom's WeakRefs kept alive (bench/content.ts).
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  const summary = candidates.map((c) => {
-    const s = perPage.map((p) => p.scores[c.name]!);
-    return {
-      candidate: c.name,
-      pages: s.length,
-      precision: round2(mean(s.map((x) => x.precision))),
-      recall: round2(mean(s.map((x) => x.recall))),
-      f1: round2(mean(s.map((x) => x.f1))),
-      medianF1: round2(median(s.map((x) => x.f1))),
-      nearEmpty: s.filter((x) => x.recall < NEAR_EMPTY_RECALL).length,
-      f1Under05: s.filter((x) => x.f1 < 0.5).length,
-      errors: s.filter((x) => x.error).length,
-    };
-  });
-  const worst = [...perPage]
-    .sort((a, b) => a.scores[OURS]!.f1 - b.scores[OURS]!.f1)
-    .slice(0, Number(args.worst));
-  const report = {
-    machine: machineInfo(''),
-    corpus: { dir, pages: pages.length },
-    nearEmptyRecall: NEAR_EMPTY_RECALL,
-    summary,
-    perPage,
-  };
-  writeJsonOut(args['json-out'], report);
-  console.log(JSON.stringify(report, null, 2));
-  console.log('');
-  printTable(
-    [
-      'candidate',
-      'pages',
-      'precision',
-      'recall',
-      'F1 (mean)',
-      'F1 (median)',
-      'F1 < 0.5',
-      'near-empty (recall < 20%)',
-    ],
-    'lrrrrrrr',
-    summary.map((s) => [
-      s.candidate,
-      s.pages,
-      s.precision,
-      s.recall,
-      s.f1,
-      s.medianF1,
-      s.f1Under05,
-      s.nearEmpty,
-    ]),
-  );
-  console.log('');
-  const shown = [
-    'ours (html)',
-    'ours (markdown)',
-    'readability + jsdom',
-    'readability + linkedom',
-    'whole body (floor)',
-  ];
-  printTable(
-    ['page', 'expected words', ...shown.map((n) => `${n} P / R / F1`)],
-    `lr${'r'.repeat(shown.length)}`,
-    worst.map((p) => [
-      p.page,
-      p.expectedWords,
-      ...shown.map((n) => {
-        const s = p.scores[n]!;
-        return s.error ? `error: ${s.error}` : `${s.precision} / ${s.recall} / ${s.f1}`;
-      }),
-    ]),
-  );
-  return true;
+  const out = { machine: machineInfo(''), corpora: report };
+  writeJsonOut(args['json-out'], out);
+  return report.length > 0;
 }
 
 if (import.meta.main) process.exitCode = (await main()) ? 0 : 1;

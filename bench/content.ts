@@ -60,7 +60,8 @@ export function loadPages(dir: string): Page[] {
 
 // turndown-plugin-gfm ships no types: its `gfm` is a turndown plugin.
 const { gfm } = createRequire(import.meta.url)('turndown-plugin-gfm') as { gfm: TurndownService.Plugin };
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+/** turndown as the Readability pipelines use it: atx headings, fenced code, GFM tables. */
+export const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
 turndown.use(gfm);
 const nhm = new NodeHtmlMarkdown();
 

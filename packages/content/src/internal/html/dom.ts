@@ -93,7 +93,9 @@ export const HEADING_LEVEL: ReadonlyMap<string, number> = new Map([
 /**
  * Whether an element and its content are not shown: a script, style, template, embedded frame or
  * graphic, the head, or an element hidden by its attributes (`hidden`, `aria-hidden="true"`, an
- * inline `display: none` or `visibility: hidden`, a hidden input, a dialog that is not open).
+ * inline `display: none` or `visibility: hidden`, a hidden input, a dialog that is not open) or by
+ * the classes that hide (`sr-only`, `visually-hidden`, `d-none`, `hidden`…) unless a class shows it
+ * again on wider screens.
  */
 export function isInvisible(element: Element): boolean {
   const { name, attribs } = element;
@@ -105,7 +107,21 @@ export function isInvisible(element: Element): boolean {
   if (name === 'input' && attribs.type?.trim().toLowerCase() === 'hidden') return true;
   if (name === 'dialog' && attribs.open === undefined) return true;
   const style = attribs.style;
-  return style !== undefined && style.length > 0 && hidesByStyle(style);
+  if (style !== undefined && style.length > 0 && hidesByStyle(style)) return true;
+  const className = attribs.class;
+  return className !== undefined && name !== 'body' && name !== 'html' && hidesByClass(className);
+}
+
+/** The classes that CSS frameworks and page themes hide an element with (for screen readers only, or not at all). */
+const HIDING_CLASS =
+  /(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|element-invisible|show-for-sr|d-none|hidden|is-hidden|u-hidden|invisible)(?:\s|$)/i;
+/** Classes that show a hidden element again from some screen width on (`hidden md:block`, `d-none d-lg-block`). */
+const SHOWN_AGAIN =
+  /(?:^|\s)(?:[a-z0-9]+:(?:block|flex|inline|inline-block|inline-flex|grid|table|contents|visible)|d-(?:sm|md|lg|xl|xxl)-(?:block|flex|inline|inline-block|inline-flex|grid|table))(?:\s|$)/i;
+
+function hidesByClass(className: string): boolean {
+  const names = className.length > 512 ? className.slice(0, 512) : className;
+  return HIDING_CLASS.test(names) && !SHOWN_AGAIN.test(names);
 }
 
 function hidesByStyle(style: string): boolean {

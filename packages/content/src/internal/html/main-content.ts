@@ -1,6 +1,7 @@
-import { type AnyNode, type Element, hasChildren, isTag, type ParentNode } from 'domhandler';
+import { type AnyNode, type Element, isTag, type ParentNode } from 'domhandler';
+import { contentCuts, isInside, linkDensity } from './cuts.ts';
 import { hintsOf } from './hints.ts';
-import { HAS_H1, HAS_PRE, type Measured, type MeasureOptions, measure, type Stats } from './measure.ts';
+import { HAS_H1, type Measured, type MeasureOptions, measure, type Stats } from './measure.ts';
 
 /** What a document is written from: these trees, in order, without the elements `skip` names. */
 export interface ContentView {
@@ -29,8 +30,9 @@ const TOP_CANDIDATES = 5;
 const MIN_TOP_CANDIDATES = 3;
 /** The main content grows to its parent while what the parent adds is at most this share of it… */
 const GROW_MAX_EXTRA = 1;
-/** …and no more than this share of what it adds is link text. */
+/** …and no more than this share of what it adds is link text, and what it adds after it is at most this share of it. */
 const GROW_MAX_LINK_DENSITY = 0.2;
+const GROW_MAX_AFTER = 0.25;
 
 const TAG_BONUS = new Map<string, number>([
   ['div', 5],
@@ -54,22 +56,22 @@ const TAG_BONUS = new Map<string, number>([
   ['th', -5],
 ]);
 
-/** Containers cut from the main content when they are mostly links (lists of links, link bars). */
-const LINK_LIST_CONTAINERS = new Set(['div', 'section', 'ul', 'ol', 'dl', 'form', 'fieldset']);
-const LINK_LIST_DENSITY = 0.5;
-/** Own text (outside links) a link list may have, and links it needs, to be cut. */
-const LINK_LIST_MAX_OWN_TEXT = 200;
-const LINK_LIST_MIN_LINKS = 2;
+/** A paragraph inside a teaser (a short item under a linked headline) weighs this share of its score. */
+const TEASER_WEIGHT = 0.25;
+/** Levels above a paragraph looked at for the teaser it is in. */
+const TEASER_LEVELS = 3;
 
 /**
  * The page's main content, what a reader view keeps: paragraphs are scored, and their scores go
  * to their ancestors (commas, length, tag, class and id names, less their share of link text);
  * the best ancestor wins, moves up to an `<article>` or `<main>` that it is most of, grows to
- * parents that add little and few links, and takes the siblings that score well. Navigation,
- * headers, footers, asides, dialogs, form controls and elements named like boilerplate (cookie,
- * share, related, comments…) are left out first, link lists within the result after. The page's
- * h1 is kept when the result has none. When that leaves too little, class names are not judged;
- * when it leaves nothing, the body without boilerplate is the result, else the whole body.
+ * parents that add little, few links and little after it, and takes the siblings that score well
+ * (docs/api.md §22). Navigation, headers, footers, asides, dialogs, form controls, elements named
+ * like boilerplate (names read as words, hints.ts) and bylines, datelines and controls' labels
+ * (lines.ts) are left out first; lists of links or teasers beside the content, form boxes,
+ * widgets and repeated captions within the result after (cuts.ts). The page's h1 is kept when the
+ * result has none. When that leaves too little, class names are not judged; when it leaves
+ * nothing, the body without boilerplate is the result, else the whole body.
  */
 export function mainContent(input: MainContentInput): ContentView {
   const holdsH1 = ancestorsOf(input.h1s, input.root);
@@ -120,28 +122,8 @@ function select(input: MainContentInput, measured: Measured): Selection {
     if (h1 !== null) roots.unshift(h1);
   }
   const total = roots.reduce((sum, root) => sum + statsOf(root).text, 0);
-  const lists = new Set<Element>();
-  const listed = cutLinkLists(roots, stats, lists);
-  // Link lists that are most of the content are the content (a catalogue, an index of articles).
-  const cut = listed * 2 > total ? measured.boilerplate : new Set([...measured.boilerplate, ...lists]);
-  const text = listed * 2 > total ? total : total - listed;
-  return { view: { roots, skip: skipper(input.skip, cut) }, text };
-}
-
-/** Adds the outermost link lists inside `roots` to `cut`; the text they held. */
-function cutLinkLists(roots: readonly AnyNode[], stats: Map<AnyNode, Stats>, cut: Set<Element>): number {
-  let removed = 0;
-  const stack: AnyNode[] = roots.flatMap((root) => (hasChildren(root) ? root.children : []));
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    const s = stats.get(node);
-    if (s === undefined || !isTag(node)) continue;
-    if (isLinkList(node, s)) {
-      cut.add(node);
-      removed += s.text;
-    } else for (const child of node.children) stack.push(child);
-  }
-  return removed;
+  const cuts = contentCuts(roots, measured, best, input.skip);
+  return { view: { roots, skip: skipper(input.skip, cuts.cut) }, text: total - cuts.text };
 }
 
 function skipper(
@@ -164,16 +146,19 @@ function ancestorsOf(elements: readonly Element[], root: ParentNode): Set<Elemen
   return marked;
 }
 
-const linkDensity = (s: Stats) => (s.text === 0 ? 0 : s.links / s.text);
-
-/** Each candidate's score: its own (tag and names) plus its paragraphs', less its link density. */
+/**
+ * Each candidate's score: its own (tag and names) plus its paragraphs', less its link density. A
+ * paragraph in a teaser weighs a quarter: a short article beside a long list of teasers is the
+ * article, while on an index of teasers they are all there is.
+ */
 function scoreCandidates(measured: Measured, root: ParentNode): Map<ParentNode, number> {
   const raw = new Map<ParentNode, number>();
-  for (const block of measured.blocks) {
-    const s = measured.stats.get(block)!;
-    const score = (1 + s.commas + Math.min(Math.floor(s.text / 100), 3)) * (1 - linkDensity(s));
+  for (const paragraph of measured.paragraphs) {
+    const density = paragraph.text === 0 ? 0 : paragraph.links / paragraph.text;
+    let score = (1 + paragraph.commas + Math.min(Math.floor(paragraph.text / 100), 3)) * (1 - density);
     if (score <= 0) continue;
-    let ancestor: ParentNode | null = block.parent;
+    if (inTeaser(paragraph.element ?? paragraph.parent, measured.stats)) score *= TEASER_WEIGHT;
+    let ancestor: ParentNode | null = paragraph.parent;
     for (let level = 0; level < SCORE_LEVELS && ancestor !== null; level++) {
       if (!measured.stats.has(ancestor)) break;
       const own = raw.get(ancestor) ?? initialScore(ancestor);
@@ -185,6 +170,17 @@ function scoreCandidates(measured: Measured, root: ParentNode): Map<ParentNode, 
   const scores = new Map<ParentNode, number>();
   for (const [node, score] of raw) scores.set(node, score * (1 - linkDensity(measured.stats.get(node)!)));
   return scores;
+}
+
+/** Whether a node is, or is within a few levels of, a teaser. */
+function inTeaser(node: ParentNode, stats: Map<AnyNode, Stats>): boolean {
+  let current: ParentNode | null = node;
+  for (let level = 0; level <= TEASER_LEVELS && current !== null; level++, current = current.parent) {
+    const s = stats.get(current);
+    if (s === undefined) return false;
+    if (s.teaser) return true;
+  }
+  return false;
 }
 
 function initialScore(node: ParentNode): number {
@@ -228,13 +224,6 @@ function bestCandidate(scores: Map<ParentNode, number>, root: ParentNode): Paren
   return top;
 }
 
-function isInside(node: AnyNode, ancestor: ParentNode): boolean {
-  for (let current = node.parent; current !== null; current = current.parent) {
-    if (current === ancestor) return true;
-  }
-  return false;
-}
-
 const isSemantic = (node: ParentNode) =>
   isTag(node) &&
   (node.name === 'article' ||
@@ -267,7 +256,11 @@ function mainHoldingMost(
   return null;
 }
 
-/** Grows `top` to its parent while the parent adds little text, and few links, to it; never past `<main>`. */
+/**
+ * Grows `top` to its parent while the parent adds little text, and few links, to it, and little
+ * after it (a headline, a standfirst and a lead image come before a body; a footer, a bio and
+ * boxes of other stories after it); never past `<main>`.
+ */
 function grow(top: ParentNode, root: ParentNode, statsOf: (node: AnyNode) => Stats): ParentNode {
   let current = top;
   while (current !== root && current.parent !== null && !isMain(current)) {
@@ -278,9 +271,18 @@ function grow(top: ParentNode, root: ParentNode, statsOf: (node: AnyNode) => Sta
     const extraLinks = outer.links - inner.links;
     if (extra > inner.text * GROW_MAX_EXTRA) break;
     if (extra > 0 && extraLinks / extra > GROW_MAX_LINK_DENSITY) break;
+    if (textAfter(current, statsOf) > inner.text * GROW_MAX_AFTER) break;
     current = parent;
   }
   return current;
+}
+
+/** The text of the element siblings after `node`. */
+function textAfter(node: ParentNode, statsOf: (node: AnyNode) => Stats | undefined): number {
+  let text = 0;
+  for (let sibling = node.next; sibling !== null; sibling = sibling.next)
+    if (isTag(sibling)) text += statsOf(sibling)?.text ?? 0;
+  return text;
 }
 
 const isMain = (node: ParentNode) =>
@@ -326,14 +328,4 @@ function missingH1(roots: readonly AnyNode[], h1s: readonly Element[], measured:
     return s.order < firstOrder ? h1 : null;
   }
   return null;
-}
-
-function isLinkList(element: Element, s: Stats): boolean {
-  return (
-    LINK_LIST_CONTAINERS.has(element.name) &&
-    s.linkCount >= LINK_LIST_MIN_LINKS &&
-    linkDensity(s) > LINK_LIST_DENSITY &&
-    s.text - s.links < LINK_LIST_MAX_OWN_TEXT &&
-    (s.flags & (HAS_H1 | HAS_PRE)) === 0
-  );
 }
