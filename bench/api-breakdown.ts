@@ -98,7 +98,7 @@ async function measureSteps(db: Database, redis: Redis): Promise<Step[]> {
   const owner = { userId, mode: 'test' as const };
   // The row JobsService.create writes for a job without schedule.
   const compiler = new QueryCompiler();
-  const rules = { proxies: [], compiler };
+  const rules = { proxies: [], compiler, model: false };
   const parse = (raw: unknown) => parseCreateJob(raw, rules, userId);
   const jobRow = (who: typeof owner, input: Awaited<ReturnType<typeof parseCreateJob>>) => {
     const now = new Date();

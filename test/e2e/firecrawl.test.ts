@@ -125,11 +125,18 @@ describe('scrape', () => {
   it('refuses formats it does not support, naming them, in Firecrawl error shape', async () => {
     const res = await raw().post('/v2/scrape', {
       url: `${site.url}/docs/p/1`,
-      formats: ['markdown', 'summary'],
+      formats: ['markdown', 'changeTracking'],
     });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('summary') });
+    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('changeTracking') });
     expect(res.body.details).toHaveProperty(['formats[1]']);
+    // Without the operator's language model, its formats name the field and say so (docs/api.md §24).
+    const summary = await raw().post('/v2/scrape', { url: `${site.url}/docs/p/1`, formats: ['summary'] });
+    expect(summary.status).toBe(400);
+    expect(summary.body).toMatchObject({
+      success: false,
+      error: expect.stringContaining('formats[0]: no language model is configured'),
+    });
   });
 });
 
@@ -278,7 +285,7 @@ describe('raw HTTP', () => {
     expect(unknown.body.success).toBe(false);
     const search = await raw().post('/v2/search', { query: 'x' });
     expect(search.status).toBe(501);
-    expect(search.body).toEqual({ success: false, error: expect.stringContaining('not supported') });
+    expect(search.body).toEqual({ success: false, error: expect.stringContaining('SEARXNG_ENDPOINT') });
   });
 
   it('speaks v1: crawl start and status, map links as strings', async () => {
@@ -299,9 +306,11 @@ describe('raw HTTP', () => {
   });
 
   it('is an SdkError with the status for a bad request through the SDK', async () => {
-    const err = await sdk.scrape(`${site.url}/docs/p/1`, { formats: ['summary'] }).catch((e: unknown) => e);
+    const err = await sdk
+      .scrape(`${site.url}/docs/p/1`, { formats: ['changeTracking'] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SdkError);
-    expect(err).toMatchObject({ status: 400, message: expect.stringContaining('summary') });
+    expect(err).toMatchObject({ status: 400, message: expect.stringContaining('changeTracking') });
   });
 });
 

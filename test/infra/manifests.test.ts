@@ -461,10 +461,22 @@ describe('docker-compose.yml', () => {
     expect(validate(composeDoc) ? [] : schemaErrors(validate.errors)).toEqual([]);
   });
 
-  it('has PostgreSQL, Redis, the one-shot migration and the three apps', () => {
+  it('has PostgreSQL, Redis, the one-shot migration, the three apps and the optional SearXNG', () => {
     expect(Object.keys(composeServices).sort()).toEqual(
-      ['api', 'migrate', 'postgres', 'redis', 'scraper-worker', 'webhook-worker'].sort(),
+      ['api', 'migrate', 'postgres', 'redis', 'scraper-worker', 'searxng', 'webhook-worker'].sort(),
     );
+    expect((composeServices.searxng as { profiles?: string[] }).profiles).toEqual(['search']);
+  });
+
+  it("mounts SearXNG settings with JSON output enabled, which the API's search asks for", () => {
+    const mount = (composeServices.searxng!.volumes ?? []).find(
+      (v): v is string => typeof v === 'string' && v.includes('/etc/searxng/settings.yml'),
+    );
+    expect(mount).toBeDefined();
+    const settings = readYaml(mount!.split(':')[0]!.replace(/^\.\//, ''), '1.2')[0] as {
+      search?: { formats?: string[] };
+    };
+    expect(settings.search?.formats).toContain('json');
   });
 
   it('runs Redis with AOF persistence on a volume and without eviction (BullMQ production settings)', () => {

@@ -21,6 +21,8 @@ export interface TestApiOptions {
   publicBaseUrl?: string;
   /** Webhook settings (loopback receivers need private targets allowed). */
   webhooks?: Partial<Pick<ApiConfig, 'WEBHOOK_SECRET_KEY' | 'ALLOW_PRIVATE_NETWORK_TARGETS'>>;
+  /** Any other settings, as parsed (a language model, a search engine). */
+  env?: Partial<ApiConfig>;
 }
 
 /**
@@ -37,6 +39,7 @@ export function buildTestApi(opts: TestApiOptions) {
     ADMIN_TOKEN: opts.adminToken,
     ...(opts.publicBaseUrl && { PUBLIC_BASE_URL: opts.publicBaseUrl }),
     ...opts.webhooks,
+    ...opts.env,
   };
   const runtime = createApiRuntime(config, { db: opts.db, log: createLogger('api-test', 'silent') });
   // The runs the API announced to workers as started, and asked them to stop, as the workers hear it.
@@ -81,10 +84,10 @@ export interface ApiFixture {
 }
 
 /** The test API on a private database and Redis prefix; `close` stops it and removes both. */
-export async function apiFixture(): Promise<ApiFixture> {
+export async function apiFixture(options: Partial<TestApiOptions> = {}): Promise<ApiFixture> {
   const tdb = await createTestDatabase();
   const prefix = testPrefix();
-  const api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  const api = buildTestApi({ db: tdb.db, prefix: prefix.prefix, ...options });
   return {
     tdb,
     api,

@@ -12,9 +12,11 @@ import {
   type ResultsService,
   type WebhooksService,
 } from '@scrapejobs/domain';
+import { type LlmEnv, modelSettings, TokenLedger } from '@scrapejobs/llm';
 import type { Logger } from '@scrapejobs/logging';
 import { histogram, type Registry } from '@scrapejobs/observability';
 import { DEVELOPMENT_SECRET_KEY } from '@scrapejobs/outbound';
+import { type SearchEnv, SearxngClient, searchSettings } from '@scrapejobs/search';
 import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
@@ -31,6 +33,7 @@ import { parseCreateJob } from './jobs/input.ts';
 import type { QueryCompiler } from './jobs/query-compiler.ts';
 import { jobRoutes } from './jobs/routes.ts';
 import { resultRoutes } from './results/routes.ts';
+import { searchRoutes } from './search/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 
 const swaggerUiDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
@@ -57,6 +60,8 @@ export interface AppParts {
     | 'WEBHOOK_SECRET_KEY'
     | 'NODE_ENV'
     | 'PUBLIC_BASE_URL'
+    | keyof LlmEnv
+    | keyof SearchEnv
   >;
   db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
@@ -91,9 +96,17 @@ const consoleFormKey = (secretKey: Buffer | undefined): Buffer =>
 /** The API and its console as an Express app, over services built elsewhere (runtime.ts). */
 export function createApp(deps: AppParts): express.Express {
   const { config, db, redis, log, services } = deps;
-  const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler };
+  const model = modelSettings(config);
+  const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler, model: model !== null };
+  const search = searchSettings(config);
+  const searchDeps = {
+    client: search && new SearxngClient(search),
+    compat: services.compat,
+    parseJob: (raw: unknown, userId: string) => parseCreateJob(raw, jobRules, userId),
+  };
   const routes = [
     ...jobRoutes(services.jobs, jobRules),
+    ...searchRoutes(searchDeps, model !== null),
     ...resultRoutes(services.results),
     ...webhookRoutes(services.webhooks),
   ];
@@ -177,6 +190,9 @@ export function createApp(deps: AppParts): express.Express {
       auth: [auth, limit],
       publicBaseUrl: config.PUBLIC_BASE_URL,
       log,
+      model: model !== null,
+      tokens: new TokenLedger(redis, config.QUEUE_PREFIX, model?.tokensPerDay ?? 0),
+      search: searchDeps.client,
     }),
   );
   app.use(auth);

@@ -1,5 +1,7 @@
 import { commonEnv, envInt, parseConfigOrExit } from '@scrapejobs/config';
+import { llmEnv } from '@scrapejobs/llm';
 import { secretKeysEnv } from '@scrapejobs/outbound';
+import { searchEnv } from '@scrapejobs/search';
 import { z } from 'zod';
 
 export const apiEnvSchema = z.object({
@@ -19,6 +21,10 @@ export const apiEnvSchema = z.object({
   /** Jobs made through the Firecrawl-compatible API expire this long after they are made (docs/api.md §18). */
   FIRECRAWL_RETENTION_HOURS: envInt(1, 24 * 3650).default(24),
   ...secretKeysEnv,
+  /** The operator's language model (docs/api.md §24): the API checks that one is named, and reads token usage. */
+  ...llmEnv,
+  /** The operator's search engine (docs/api.md §25). */
+  ...searchEnv,
 });
 
 export type ApiConfig = z.output<typeof apiEnvSchema>;

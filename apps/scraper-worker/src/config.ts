@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { commonEnv, envInt, parseConfigOrExit, SERVICE_VERSION } from '@scrapejobs/config';
+import { llmEnv } from '@scrapejobs/llm';
 import { secretKeysEnv } from '@scrapejobs/outbound';
 import { z } from 'zod';
 
@@ -50,6 +51,8 @@ export const workerEnvSchema = z.object({
   HOST_MAX_REQUESTS_PER_SECOND: envInt(0, 10_000).default(0),
   /** The longest pause a 429 or 503 answer's Retry-After imposes on its host. */
   HOST_RETRY_AFTER_CAP_S: envInt(1, 86_400).default(600),
+  /** The operator's language model (docs/api.md §24): extract and summary. */
+  ...llmEnv,
   /** How long a worker takes on SIGTERM to give its URLs in flight back before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });

@@ -42,6 +42,12 @@ export function scraperMetrics(
       'Bytes of the rows deleted by the retention sweep (as stored, pg_column_size), by table.',
       ['table'],
     ),
+    modelCalls: counter(registry, 'scraper_model_calls_total', "Calls to the operator's language model."),
+    modelTokens: counter(
+      registry,
+      'scraper_model_tokens_total',
+      "Tokens (input and output) the operator's language model reported, or estimated when it reports none.",
+    ),
     extractionThreadEnds: counter(
       registry,
       'scraper_extraction_threads_ended_total',

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
 import { Frontier, RetentionSweep, RunAnalysis, RunStore } from '@scrapejobs/domain';
 import { ExtractionError } from '@scrapejobs/extraction';
+import { ChatModel, modelSettings, TokenLedger } from '@scrapejobs/llm';
 import { createLogger } from '@scrapejobs/logging';
 import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scrapejobs/observability';
 import { secretBoxOf } from '@scrapejobs/outbound';
@@ -17,6 +18,7 @@ import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
 import { HostCounts, HostGate } from './hosts/index.ts';
 import { scraperMetrics } from './metrics.ts';
+import { PageModel } from './model/page-model.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
 import { AloneLedger } from './run/alone-ledger.ts';
@@ -49,10 +51,8 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
   // Loaded on first use, so processes that never render never load puppeteer or Chromium.
   let renderer: Promise<Renderer> | null = null;
   let rendererReady: Renderer | null = null;
-  const { pages, runDuration, extractionThreadEnds, retentionRows, retentionBytes } = scraperMetrics(
-    registry,
-    () => rendererReady?.stats(),
-  );
+  const { pages, runDuration, extractionThreadEnds, retentionRows, retentionBytes, modelCalls, modelTokens } =
+    scraperMetrics(registry, () => rendererReady?.stats());
 
   const extractor = new PageExtractor({
     threads: config.EXTRACTION_THREADS,
@@ -60,6 +60,21 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     memoryMb: config.EXTRACTION_MEMORY_MB,
     onThreadEnd: (limit) => extractionThreadEnds.inc({ limit }),
   });
+  const model = modelSettings(config);
+  const pageModel =
+    model &&
+    new PageModel({
+      model: new ChatModel(model),
+      settings: model,
+      ledger: new TokenLedger(redis, config.QUEUE_PREFIX, model.tokensPerDay),
+      extractor,
+      observer: {
+        used: (calls, tokens) => {
+          modelCalls.inc(calls);
+          modelTokens.inc(tokens);
+        },
+      },
+    });
   // Fleet-wide counts for the API's /metrics (docs/api.md §19): every worker adds to the same ones.
   const hostCounts = new HostCounts(redis, hostCountsKey(config.QUEUE_PREFIX), 1_000, (err) => {
     log.warn({ err: err.message }, 'could not add to the host counts; they are kept for the next try');
@@ -89,6 +104,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
       hosts,
       extractor,
+      pageModel,
       leases,
       announceEnd: (runId) => {
         redis.publish(runEndChannel(config.QUEUE_PREFIX), runId).catch((err: Error) => {

@@ -55,7 +55,7 @@ export const listChangesQuerySchema = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
-const record = z.record(z.string(), z.string().nullable()).describe('{url, …fields}');
+const record = z.record(z.string(), z.unknown()).describe('{url, …fields}');
 
 export const changeSchema = z.object({
   type: z.enum(CHANGE_TYPES),
@@ -110,15 +110,19 @@ export const changesParamSchema = z
     'only the items of these kinds (a comma list of added, changed, removed), with a first column `change`',
   );
 
-/** The key names that are neither `url` nor a query name of the job, as details at their paths. */
+/**
+ * The key names that are neither `url` nor a field of the job's records (a query name, or a
+ * top-level property of its `extract.schema`), as details at their paths.
+ */
 export function unknownKeyNames(
   key: readonly unknown[],
-  queryNames: readonly string[],
+  fieldNames: readonly string[],
 ): Record<string, string> {
   const details: Record<string, string> = {};
   key.forEach((name, i) => {
-    if (typeof name === 'string' && name !== 'url' && !queryNames.includes(name))
-      details[`change_tracking.key[${i}]`] = `"${name}" is neither url nor a query name of the job`;
+    if (typeof name === 'string' && name !== 'url' && !fieldNames.includes(name))
+      details[`change_tracking.key[${i}]`] =
+        `"${name}" is neither url, a query name of the job, nor a top-level property of its extract.schema`;
   });
   return details;
 }

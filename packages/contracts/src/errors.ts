@@ -15,7 +15,11 @@ export const ERROR_CODES = {
   500: 'internal_error',
   /** An endpoint of the Firecrawl-compatible API this service does not offer (§18). */
   501: 'not_implemented',
+  /** The operator's search engine failed (docs/api.md §25). */
+  502: 'bad_gateway',
   503: 'service_unavailable',
+  /** The operator's search engine did not answer in time (docs/api.md §25). */
+  504: 'gateway_timeout',
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_CODES;

@@ -26,6 +26,7 @@ export type {
   Content,
   Crawl,
   CreateJobInput,
+  Extract,
   FollowQuery,
   FormatName,
   JobDetail,
@@ -46,6 +47,8 @@ export {
   contentSchema,
   crawlSchema,
   createJobSchema,
+  extractFields,
+  extractSchema,
   FORMATS,
   followQuerySchema,
   formatsSchema,
@@ -57,6 +60,9 @@ export {
   listJobsQuerySchema,
   listRunsQuerySchema,
   listRunUrlsQuerySchema,
+  MAX_EXTRACT_PROMPT,
+  MAX_EXTRACT_SCHEMA_BYTES,
+  MODEL_FORMATS,
   noQueriesIssue,
   proxyConfigSchema,
   QUERY_TYPES,
@@ -96,6 +102,13 @@ export {
   resultListSchema,
   resultSchema,
 } from './results.ts';
+export type { SearchRequest, SearchResultView } from './search.ts';
+export {
+  MAX_SEARCH_TIMEOUT_MS,
+  searchRequestSchema,
+  searchResponseSchema,
+  searchResultSchema,
+} from './search.ts';
 export { unstorableText } from './text.ts';
 export type {
   CreateWebhookInput,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { changeTrackingSchema, healthSchema, runChangesSchema } from './changes.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json.ts';
 import { renderActionSchema, requestSchema } from './request.ts';
 
 export const JOB_STATUSES = ['scheduled', 'running', 'success', 'failed', 'paused'] as const;
@@ -110,8 +111,21 @@ export const crawlSchema = z.strictObject({
   sitemap: z.boolean().default(false),
 });
 
-/** What a job keeps of each page beyond its records (docs/api.md §17). */
-export const FORMATS = ['markdown', 'html', 'raw_html', 'links', 'metadata', 'screenshot'] as const;
+/**
+ * What a job keeps of each page beyond its records (docs/api.md §17); `summary` is written by the
+ * operator's language model (§24).
+ */
+export const FORMATS = [
+  'markdown',
+  'html',
+  'raw_html',
+  'links',
+  'metadata',
+  'screenshot',
+  'summary',
+] as const;
+/** Formats that need the operator's language model (docs/api.md §24). */
+export const MODEL_FORMATS: readonly FormatName[] = ['summary'];
 export type FormatName = (typeof FORMATS)[number];
 
 export const formatsSchema = z
@@ -127,6 +141,44 @@ export const contentSchema = z.strictObject({
   include_tags: selectors,
   exclude_tags: selectors,
 });
+
+/** The largest `extract.schema`, in bytes of its JSON (docs/api.md §24). */
+export const MAX_EXTRACT_SCHEMA_BYTES = 64 * 1024;
+/** The longest `extract.prompt`. */
+export const MAX_EXTRACT_PROMPT = 10_000;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `extract` job field (docs/api.md §24): the operator's language model reads each page and
+ * answers one object, checked against `schema`; its top-level properties are the page's record.
+ * The API also compiles the schema (a JSON Schema of an object).
+ */
+export const extractSchema = z
+  .strictObject({
+    schema: z
+      .unknown()
+      .superRefine((schema, ctx) => {
+        const problem = !isPlainObject(schema)
+          ? 'must be a JSON Schema object'
+          : nestsDeeperThan(schema, MAX_JSON_DEPTH)
+            ? `must not nest more than ${MAX_JSON_DEPTH} levels of objects and arrays`
+            : Buffer.byteLength(JSON.stringify(schema)) > MAX_EXTRACT_SCHEMA_BYTES
+              ? `must be at most ${MAX_EXTRACT_SCHEMA_BYTES / 1024} KiB of JSON`
+              : null;
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .transform((schema) => schema as Record<string, unknown>)
+      .nullable()
+      .default(null),
+    prompt: z.string().trim().min(1).max(MAX_EXTRACT_PROMPT).nullable().default(null),
+  })
+  .refine((e) => e.schema !== null || e.prompt !== null, 'must have a schema, a prompt, or both');
+
+/** The record fields of an extraction: its schema's top-level properties, in their order (none without a schema). */
+export const extractFields = (extract: Extract | null): string[] =>
+  extract?.schema && isPlainObject(extract.schema.properties) ? Object.keys(extract.schema.properties) : [];
 
 const source = z
   .string()
@@ -148,13 +200,26 @@ const jobFields = {
   request: requestSchema.nullable(),
   retention_days: z.int().min(1).max(3650).nullable(),
   refetch: z.enum(REFETCH_MODES),
+  extract: extractSchema.nullable(),
 };
 
-/** The 400 of a job with neither queries nor formats, at `queries`; null when it has one. */
-export const noQueriesIssue = (queries: readonly unknown[], formats: readonly unknown[]): string | null =>
-  queries.length === 0 && formats.length === 0
-    ? 'must have at least one query, unless formats names at least one'
+/**
+ * The 400 at `queries` of a job with neither queries, formats nor `extract`, or with queries and
+ * `extract` (each page's one record is then the extracted object); null when neither.
+ */
+export function noQueriesIssue(
+  queries: readonly unknown[],
+  formats: readonly unknown[],
+  extract: unknown = null,
+): string | null {
+  if (extract !== null && extract !== undefined)
+    return queries.length > 0
+      ? "must be empty when extract is given: each page's record is the extracted object"
+      : null;
+  return queries.length === 0 && formats.length === 0
+    ? 'must have at least one query, unless formats names at least one or extract is given'
     : null;
+}
 
 /** POST /jobs body (docs/api.md §3.1). */
 export const createJobSchema = z
@@ -172,9 +237,10 @@ export const createJobSchema = z
     request: jobFields.request.default(null),
     retention_days: jobFields.retention_days.default(null),
     refetch: jobFields.refetch.default('conditional'),
+    extract: jobFields.extract.default(null),
   })
   .superRefine((job, ctx) => {
-    const issue = noQueriesIssue(job.queries, job.formats);
+    const issue = noQueriesIssue(job.queries, job.formats, job.extract);
     if (issue) ctx.addIssue({ code: 'custom', path: ['queries'], message: issue });
   });
 
@@ -211,6 +277,7 @@ export type RenderConfig = z.output<typeof renderConfigSchema>;
 export type ProxyConfig = z.output<typeof proxyConfigSchema>;
 export type Crawl = z.output<typeof crawlSchema>;
 export type Content = z.output<typeof contentSchema>;
+export type Extract = z.output<typeof extractSchema>;
 export type FollowQuery = z.output<typeof followQuerySchema>;
 export type CreateJobInput = z.output<typeof createJobSchema>;
 export type UpdateJobInput = z.output<typeof updateJobSchema>;
@@ -269,6 +336,10 @@ export const jobDetailSchema = jobListItemSchema.extend({
   refetch: z
     .enum(REFETCH_MODES)
     .describe('conditional: a page unchanged since its last successful fetch is copied, not extracted again'),
+  extract: z
+    .object({ schema: z.record(z.string(), z.unknown()).nullable(), prompt: z.string().nullable() })
+    .nullable()
+    .describe("the operator's language model reads each page; the object it answers is the page's record"),
   last_run_id: z.string().nullable(),
   mode: z.enum(['test', 'live']),
   origin: z
@@ -336,6 +407,10 @@ export const runUrlSchema = z.object({
   duration_ms: z.int().nullable(),
   fetched_at: timestamp.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  warning: z
+    .object({ code: z.string(), message: z.string() })
+    .nullable()
+    .describe("a page that succeeded without the language model's output (docs/api.md §24), and why"),
   unchanged: z
     .boolean()
     .describe(

@@ -52,7 +52,11 @@ export const resultSchema = z.object({
   result_id: z.string(),
   run_id: z.string(),
   url: z.string(),
-  data: z.record(z.string(), z.string().nullable()).describe('Every query name of the job, in its order'),
+  data: z
+    .record(z.string(), z.unknown())
+    .describe(
+      "Every query name of the job, in its order, with a string or null; a job with extract: the extracted object's top-level properties, any JSON value",
+    ),
   scraped_at: z.iso.datetime().describe('ISO 8601 UTC with milliseconds'),
 });
 
@@ -104,6 +108,15 @@ export const documentSchema = z.object({
   raw_html: z.string().optional(),
   links: z.array(z.string()).optional(),
   metadata: metadataSchema.optional(),
+  summary: z
+    .string()
+    .optional()
+    .describe("a few sentences of the page by the operator's language model (§24)"),
+  json: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('the object the language model extracted (a job with extract that keeps documents)'),
+  warning: z.string().optional().describe("why the language model's output is missing or cut"),
   truncated: z.array(z.string()).describe('the values cut at their limit'),
 });
 

@@ -32,6 +32,8 @@ export const FAILURE_CODES = [
   'RENDER_ERROR',
   'PROXY_ERROR',
   'EXTRACTION_ERROR',
+  // The account's model tokens for the day are spent (docs/api.md §24).
+  'LLM_BUDGET',
 ] as const;
 
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];

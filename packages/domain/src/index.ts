@@ -42,7 +42,15 @@ export {
   subscribedKeyCache,
 } from './internal/keys/key-cache.ts';
 export { KeysService, type KeyView, newToken, parseScopes } from './internal/keys/service.ts';
-export { type Job, type Run, type RunFailure, toJob, toRun } from './internal/model.ts';
+export {
+  fieldNames,
+  type Job,
+  type Run,
+  type RunFailure,
+  type StoredExtract,
+  toJob,
+  toRun,
+} from './internal/model.ts';
 export { type OutboxKind, outboxEvent } from './internal/outbox.ts';
 export { decodeCursor, encodeCursor, type Page, pageOf } from './internal/paging.ts';
 export {

@@ -19,10 +19,23 @@ export {
   firecrawlFormats,
 } from './internal/document.ts';
 export { UNSUPPORTED_ENDPOINTS, type UnsupportedEndpoint, unsupportedMessage } from './internal/endpoints.ts';
-export { batchScrapeJob, crawlJob, mapJob, scrapeJob } from './internal/jobs.ts';
+export {
+  EXTRACT_MAX_PAGES,
+  type ExtractRequest,
+  extractJob,
+  mergeExtracted,
+  parseExtractRequest,
+} from './internal/extract-request.ts';
+export { batchScrapeJob, crawlJob, mapJob, scrapeJob, searchScrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';
 export { rankLinks } from './internal/rank.ts';
 export { parseBatchScrapeRequest, parseScrapeRequest } from './internal/scrape-request.ts';
+export {
+  parseSearchRequest,
+  type SearchHit,
+  type SearchRequest,
+  searchBody,
+} from './internal/search-request.ts';
 export type {
   ActionOutputs,
   BatchScrapeRequest,
@@ -31,6 +44,7 @@ export type {
   FirecrawlFormat,
   FirecrawlVersion,
   Invalid,
+  JsonOptions,
   MapRequest,
   Parsed,
   ScrapeOptions,

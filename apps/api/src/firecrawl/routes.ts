@@ -13,28 +13,38 @@ import {
   crawlJob,
   crawlStatus,
   errorBody,
+  extractJob,
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
   type MapLink,
   mapBody,
   mapJob,
+  mergeExtracted,
   type Parsed,
   parseBatchScrapeRequest,
   parseCrawlRequest,
+  parseExtractRequest,
   parseMapRequest,
   parseScrapeRequest,
+  parseSearchRequest,
   rankLinks,
+  type ScrapeOptions,
+  type SearchHit,
   scrapeJob,
+  searchBody,
+  searchScrapeJob,
   UNSUPPORTED_ENDPOINTS,
   unsupportedMessage,
   type Webhook,
 } from '@scrapejobs/firecrawl';
+import { NO_MODEL_MESSAGE, type TokenLedger } from '@scrapejobs/llm';
 import type { Logger } from '@scrapejobs/logging';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import { principalOf, requireScope } from '../http/auth.ts';
 import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
+import { runSearch, type SearchDeps } from '../search/search.ts';
 
 export interface FirecrawlDeps {
   compat: CompatService;
@@ -44,7 +54,15 @@ export interface FirecrawlDeps {
   auth: readonly RequestHandler[];
   publicBaseUrl: string;
   log: Logger;
+  /** Whether the operator named a language model (docs/api.md §24). */
+  model: boolean;
+  /** Each account's model tokens today, for /team/token-usage. */
+  tokens: TokenLedger;
+  search: SearchDeps['client'];
 }
+
+/** Records of an extraction read to merge its answer (its pages are at most EXTRACT_MAX_PAGES). */
+const EXTRACT_RECORDS = 1000;
 
 /** Documents a status answer holds at most (Firecrawl's page size). */
 const STATUS_PAGE = 100;
@@ -96,8 +114,18 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
 
   const idOf = (req: Request) => String(req.params.id);
 
+  /** Formats that need the language model, without one: a 400 at each (docs/api.md §24). */
+  const needModel = (options: ScrapeOptions, prefix = '') => {
+    if (deps.model || options.modelFormatsAt.length === 0) return;
+    const paths = options.modelFormatsAt.map((at) => `${prefix}formats[${at}]`);
+    const details = Object.fromEntries(paths.map((path) => [path, NO_MODEL_MESSAGE]));
+    throw new AppError(400, `The request is invalid: ${paths[0]}: ${NO_MODEL_MESSAGE}.`, { details });
+  };
+
   route('post', '/scrape', async (req, v, principal) => {
-    const { job, timeoutMs } = scrapeJob(valid(parseScrapeRequest(req.body, v)));
+    const request = valid(parseScrapeRequest(req.body, v));
+    needModel(request);
+    const { job, timeoutMs } = scrapeJob(request);
     const { runId } = await start(principal, job);
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
@@ -111,11 +139,15 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
   for (const kind of ['crawl', 'batch/scrape'] as const) {
     route('post', `/${kind}`, async (req, v, principal) => {
       if (kind === 'crawl') {
-        const { job, webhook } = crawlJob(valid(parseCrawlRequest(req.body, v)));
+        const request = valid(parseCrawlRequest(req.body, v));
+        needModel(request.scrapeOptions, 'scrapeOptions.');
+        const { job, webhook } = crawlJob(request);
         const { runId } = await start(principal, job, null, jobWebhook(req, webhook, 'crawl'));
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
-      const batch = batchScrapeJob(valid(parseBatchScrapeRequest(req.body, v)));
+      const batchRequest = valid(parseBatchScrapeRequest(req.body, v));
+      needModel(batchRequest);
+      const batch = batchScrapeJob(batchRequest);
       const { runId } = await start(
         principal,
         batch.job,
@@ -225,6 +257,101 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     return [200, mapBody((await rankLinks(links, map.search)).slice(0, map.limit), v, warning)];
   });
 
+  route('post', '/search', async (req, v, principal) => {
+    const request = valid(parseSearchRequest(req.body, v));
+    const options = request.scrapeOptions;
+    if (options) needModel(options, 'scrapeOptions.');
+    const outcome = await runSearch(
+      { client: deps.search, compat, parseJob: deps.parseJob },
+      principal,
+      {
+        query: request.query,
+        limit: request.limit,
+        lang: request.lang,
+        country: request.country,
+        tbs: request.tbs,
+        timeoutMs: request.timeout,
+      },
+      options && ((urls) => searchScrapeJob(urls, options)),
+    );
+    const formats = options?.formats ?? [];
+    const hits = outcome.results.map((result): SearchHit => {
+      const page = outcome.scrape?.pages.get(result.url);
+      if (!page) return result;
+      const document = page.document
+        ? firecrawlDocument(page.document, { version: v, formats, screenshotUrl: page.screenshotUrl })
+        : { metadata: { sourceURL: result.url, url: result.url, error: page.error?.message } };
+      return { ...result, document: { ...document } };
+    });
+    return [200, searchBody(hits, v, [...request.warnings, ...outcome.warnings])];
+  });
+
+  route('post', '/extract', async (req, v, principal) => {
+    const request = valid(parseExtractRequest(req.body, v));
+    if (!deps.model)
+      throw new AppError(400, `The request is invalid: ${NO_MODEL_MESSAGE}.`, {
+        details: { [request.json.schema ? 'schema' : 'prompt']: NO_MODEL_MESSAGE },
+      });
+    const { job, urls } = extractJob(request);
+    const { runId } = await start(principal, job, urls);
+    return [
+      200,
+      {
+        success: true,
+        id: runId,
+        urlTrace: [],
+        ...(request.warnings.length && { warning: request.warnings.join('; ') }),
+      },
+    ];
+  });
+
+  route('get', '/extract/:id', async (req, _v, principal) => {
+    const run = await compat.get(principal, idOf(req));
+    const { run: r } = run;
+    if (r.status === 'running')
+      return [
+        200,
+        { success: true, status: 'processing', data: null, expiresAt: run.expiresAt.toISOString() },
+      ];
+    const records = await compat.records(principal, run, EXTRACT_RECORDS);
+    const { failed } = await compat.errors(run, 10);
+    const status =
+      r.status === 'cancelled'
+        ? 'cancelled'
+        : records.length === 0 && r.successfulUrls === 0
+          ? 'failed'
+          : 'completed';
+    const warnings = await compat.warnings(run, 10);
+    return [
+      200,
+      {
+        success: status !== 'failed',
+        status,
+        data: mergeExtracted(records),
+        expiresAt: run.expiresAt.toISOString(),
+        ...(status === 'failed' && { error: failed[0]?.message ?? 'no page could be read' }),
+        ...(warnings.length > 0 && { warning: warnings.join('; ') }),
+      },
+    ];
+  });
+
+  route('get', '/team/token-usage', async (_req, _v, principal) => {
+    const usage = await deps.tokens.usage(principal.userId);
+    return [
+      200,
+      {
+        success: true,
+        data: {
+          remainingTokens: usage.limit === null ? null : Math.max(0, usage.limit - usage.used),
+          planTokens: usage.limit,
+          usedTokens: usage.used,
+          billingPeriodStart: usage.dayStart.toISOString(),
+          billingPeriodEnd: usage.dayEnd.toISOString(),
+        },
+      },
+    ];
+  });
+
   for (const endpoint of UNSUPPORTED_ENDPOINTS) {
     const path = endpoint.path.replace(/^\/v[12]/, '');
     const versionOf = endpoint.path.slice(0, 3);
@@ -253,7 +380,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = firecrawlFormats(run.formats);
+    const formats = firecrawlFormats(run.formats, run.extract);
     const data = page.items.map((doc, i) =>
       firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
     );

@@ -368,8 +368,10 @@ describe('health, readiness and docs', () => {
         'status',
         'unchanged',
         'url',
+        'warning',
       ].sort(),
     );
+    expect(doc.paths['/search'].post.responses).toHaveProperty('502');
     const run = doc.paths['/jobs/{id}/runs/{run_id}'].get;
     expect(run.responses['200'].content['application/json'].schema.properties).toHaveProperty('skipped_urls');
     expect(doc.paths['/jobs'].post.requestBody.content['application/json'].schema.properties).toHaveProperty(
@@ -385,6 +387,7 @@ describe('health, readiness and docs', () => {
       'links',
       'metadata',
       'screenshot',
+      'summary',
     ]);
     expect(body.properties.queries.items.properties.type.enum).toEqual(['xpath', 'css', 'regex']);
     expect(body.additionalProperties).toBe(false);

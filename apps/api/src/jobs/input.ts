@@ -11,6 +11,7 @@ import {
 } from '@scrapejobs/contracts';
 import { validationError } from '@scrapejobs/domain';
 import { expandGlob, type QueryType } from '@scrapejobs/extraction';
+import { extractSchemaProblem, NO_MODEL_MESSAGE } from '@scrapejobs/llm';
 import type { z } from 'zod';
 import type { QueryCompiler } from './query-compiler.ts';
 
@@ -30,6 +31,8 @@ export interface JobInputRules {
   /** The operator's proxies, for proxy_config. */
   proxies: readonly ProxyEntry[];
   compiler: QueryCompiler;
+  /** Whether the operator named a language model (docs/api.md §24): extract and summary need one. */
+  model: boolean;
 }
 
 /** A query to compile, with the path its error is reported at. */
@@ -84,6 +87,32 @@ function contentChecks(content: unknown, details: Record<string, string>): void 
 }
 
 /**
+ * What needs the language model (docs/api.md §24): without one, `extract` and the `summary`
+ * format are a 400 saying so; with one, the schema must compile. Returns the extract's record
+ * fields when the body has an extract.
+ */
+function modelChecks(
+  raw: Record<string, unknown>,
+  rules: JobInputRules,
+  details: Record<string, string>,
+): string[] | null {
+  const { extract, formats } = raw;
+  if (Array.isArray(formats) && !rules.model)
+    formats.forEach((format, i) => {
+      if (format === 'summary') details[`formats[${i}]`] = NO_MODEL_MESSAGE;
+    });
+  if (!isObject(extract)) return null;
+  if (!rules.model) details.extract = NO_MODEL_MESSAGE;
+  else if (isObject(extract.schema)) {
+    const problem = extractSchemaProblem(extract.schema);
+    if (problem) details['extract.schema'] = problem;
+  }
+  return isObject(extract.schema) && isObject(extract.schema.properties)
+    ? Object.keys(extract.schema.properties)
+    : [];
+}
+
+/**
  * Checks the schema cannot express: queries (the records' and the crawl's links') compile, names
  * are unique, globs expand, crawl patterns are regular expressions, proxies exist.
  */
@@ -117,16 +146,19 @@ async function semanticDetails(
   }
   toCompile.push(...crawlChecks(raw.crawl, details));
   contentChecks(raw.content, details);
-  // A key names the job's queries: checked here when the body has both (an update that changes
-  // only one is checked against the stored job by the service).
+  const extractFields = modelChecks(raw, rules, details);
+  // A key names the job's record fields: checked here when the body has them (an update that
+  // changes only the key is checked against the stored job by the service).
   const tracking = raw.change_tracking;
-  if (isObject(tracking) && Array.isArray(tracking.key) && Array.isArray(queries))
+  if (isObject(tracking) && Array.isArray(tracking.key) && (Array.isArray(queries) || extractFields))
     Object.assign(
       details,
-      unknownKeyNames(
-        tracking.key,
-        queries.flatMap((q) => (isObject(q) && typeof q.name === 'string' ? [q.name] : [])),
-      ),
+      unknownKeyNames(tracking.key, [
+        ...(Array.isArray(queries) ? queries : []).flatMap((q) =>
+          isObject(q) && typeof q.name === 'string' ? [q.name] : [],
+        ),
+        ...(extractFields ?? []),
+      ]),
     );
   // One request, one compile budget: the crawl's link queries share it with the record queries.
   const results = await rules.compiler.compileAll(owner, toCompile);

@@ -58,6 +58,7 @@ describe('POST /jobs', () => {
       request: null,
       retention_days: null,
       refetch: 'conditional',
+      extract: null,
       mode: 'test',
       origin: 'api',
     });

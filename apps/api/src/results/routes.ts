@@ -26,7 +26,7 @@ export function resultRoutes(results: ResultsService): RouteDef[] {
           limit: query.limit,
           cursor: query.cursor,
         });
-        const items = page.items.map((r) => toResultView(r, page.queryNames));
+        const items = page.items.map((r) => toResultView(r, page.queryNames, page.extracted));
         return {
           status: 200,
           body: {

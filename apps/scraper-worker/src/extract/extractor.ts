@@ -2,6 +2,7 @@ import type { ContentOptions, PackedDocument, PageInfo } from '@scrapejobs/conte
 import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 import { AloneGate } from './alone-gate.ts';
+import type { AmendTask, CheckTask, ModelInput, ModelInputSpec } from './model-tasks.ts';
 
 /** A page as it arrived: fetched bytes (decoded in the thread) or rendered HTML. */
 export type PageContent = { body: Uint8Array; contentType: string | undefined } | { html: string };
@@ -33,6 +34,8 @@ export interface ExtractTask {
   links?: LinkSpec;
   /** The page's document, when the job keeps pages as content. */
   document?: DocumentSpec;
+  /** The page's text for the language model (docs/api.md §24), when the job asks it something. */
+  model?: ModelInputSpec & { page: PageInfo };
 }
 
 /** What a page gave: its records, as one JSON array text, and the URLs its links lead to, kept by the crawl's filter. */
@@ -43,6 +46,8 @@ export interface PageExtraction {
   links: string[];
   /** The page's document, packed for storage, when the task asked for one. */
   document?: PackedDocument;
+  /** The page's text for the language model, when the task asked for it. */
+  modelInput?: ModelInput;
 }
 
 export interface SitemapTask {
@@ -66,10 +71,12 @@ export interface DiffTask {
 export type ThreadTask =
   | ({ type: 'page' } & ExtractTask)
   | ({ type: 'sitemap' } & SitemapTask)
-  | ({ type: 'diff' } & DiffTask);
+  | ({ type: 'diff' } & DiffTask)
+  | ({ type: 'check' } & CheckTask)
+  | ({ type: 'amend' } & AmendTask);
 
 /** What a thread answers to a task. */
-export type ThreadValue = PageExtraction | SitemapUrls | string | null;
+export type ThreadValue = PageExtraction | SitemapUrls | PackedDocument | string | null;
 
 /**
  * Run the page alone in this process: `mark(true)` once nothing else is extracted here and
@@ -133,6 +140,21 @@ export class PageExtractor {
   /** A unified diff of two markdown texts (≤ 64 KiB), null when equal; `owner` is whose run it is. */
   diff(owner: string, task: DiffTask, signal?: AbortSignal): Promise<string | null> {
     return this.#run(owner, { type: 'diff', ...task }, null, signal) as Promise<string | null>;
+  }
+
+  /** Null when a model's answer fits the job's schema, else what is wrong with it. */
+  checkAnswer(owner: string, task: CheckTask, signal?: AbortSignal): Promise<string | null> {
+    return this.#run(owner, { type: 'check', ...task }, null, signal) as Promise<string | null>;
+  }
+
+  /** A packed document with the model's output added (the document's bytes move to the thread). */
+  amendDocument(owner: string, task: AmendTask, signal?: AbortSignal): Promise<PackedDocument> {
+    return this.#run(
+      owner,
+      { type: 'amend', ...task },
+      task.document.data,
+      signal,
+    ) as Promise<PackedDocument>;
   }
 
   async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {

@@ -33,6 +33,7 @@ import type {
   ThreadValue,
   UrlFilterSpec,
 } from './extractor.ts';
+import { amendTask, checkTask, htmlModelInput, type ModelInput, textModelInput } from './model-tasks.ts';
 
 const { timeLimitMs } = workerData as ThreadSettings;
 const CACHED_JOBS = 16;
@@ -88,19 +89,30 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
     (kind === 'html'
       ? htmlDocument(html, spec, spec)
       : textDocument(kind === 'text' ? html : null, spec, spec));
-  return withDocument({ records: records.length, json: JSON.stringify(records), links: found }, document);
+  const modelInput =
+    task.model &&
+    (kind === 'html'
+      ? htmlModelInput(task.model, html, task.model.page, document)
+      : textModelInput(task.model, kind === 'text' ? html : ''));
+  return withDocument(
+    { records: records.length, json: JSON.stringify(records), links: found, ...withModelInput(modelInput) },
+    document,
+  );
 }
+
+const withModelInput = (modelInput: ModelInput | undefined) => (modelInput ? { modelInput } : {});
 
 /** A PDF: its text (regex queries apply to it) and, when asked, its document (docs/api.md §17). */
 async function pdfTask(job: CompiledJob, task: ExtractTask, body: Buffer): Promise<PageExtraction> {
   const { document: spec } = task;
   const hasRegex = task.queries.some((query) => query.type === 'regex');
-  if (!spec && !hasRegex) return { records: 0, json: '[]', links: [] };
+  if (!spec && !hasRegex && !task.model) return { records: 0, json: '[]', links: [] };
   const info = spec ?? { sourceUrl: '', url: '', statusCode: null, contentType: null };
   const { document, text } = await pdfDocument(body, info, spec?.formats ?? []);
   const records = hasRegex ? extractText(job, text) : [];
+  const modelInput = task.model && textModelInput(task.model, text);
   return withDocument(
-    { records: records.length, json: JSON.stringify(records), links: [] },
+    { records: records.length, json: JSON.stringify(records), links: [], ...withModelInput(modelInput) },
     spec && document,
   );
 }
@@ -127,16 +139,28 @@ function sitemapTask(task: SitemapTask): SitemapUrls {
   return { kind, urls: [...new Set(normalised.filter((url) => filter.accepts(url)))] };
 }
 
+function runTask(task: ThreadTask): ThreadValue | Promise<ThreadValue> {
+  switch (task.type) {
+    case 'page':
+      return extractTask(task);
+    case 'sitemap':
+      return sitemapTask(task);
+    case 'diff':
+      return pageDiff(task.before, task.after);
+    case 'check':
+      return checkTask(task);
+    case 'amend':
+      return amendTask(task);
+  }
+}
+
 serveTasks<ThreadTask, ThreadValue>(
-  (task) =>
-    task.type === 'page'
-      ? extractTask(task)
-      : task.type === 'sitemap'
-        ? sitemapTask(task)
-        : pageDiff(task.before, task.after),
+  runTask,
   // A document's bytes move to the worker's thread instead of being copied.
   (value) =>
     typeof value === 'object' && value !== null && 'document' in value && value.document
       ? [value.document.data.buffer as ArrayBuffer]
-      : [],
+      : typeof value === 'object' && value !== null && 'markdownHash' in value
+        ? [value.data.buffer as ArrayBuffer]
+        : [],
 );

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { ContentOptions } from '@scrapejobs/content';
+import type { ContentOptions, DocumentFormat } from '@scrapejobs/content';
 import type { Crawl } from '@scrapejobs/contracts';
 import { originOf } from '@scrapejobs/crawl';
 import type {
@@ -15,9 +15,17 @@ import type {
 import { fetchSettingsHash, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
-import type { Alone, DocumentSpec, PageContent, PageExtractor, UrlFilterSpec } from '../extract/extractor.ts';
+import type {
+  Alone,
+  DocumentSpec,
+  ExtractTask,
+  PageContent,
+  PageExtractor,
+  UrlFilterSpec,
+} from '../extract/extractor.ts';
 import type { RequestPace } from '../fetch/index.ts';
 import type { HostGate } from '../hosts/index.ts';
+import { type ModelStep, modelStep } from '../model/model-step.ts';
 import type { JobRateLimiter, Start } from '../rate-limiter.ts';
 import type { AloneLedger } from './alone-ledger.ts';
 import { BatchWriter } from './batch-writer.ts';
@@ -60,6 +68,8 @@ export interface WorkDeps extends PageLoaderDeps {
   /** Places at target hosts, fleet-wide (§19). */
   hosts: HostGate;
   extractor: PageExtractor;
+  /** The operator's language model, null when none is configured (docs/api.md §24). */
+  pageModel?: ModelStep['pageModel'];
   /** RUN_TIMEOUT_MS: a run that takes longer, from its start, fails with TIMEOUT. */
   runTimeoutMs: number;
   /** robots.txt groups are chosen by this product token (SCRAPER_USER_AGENT before its `/`). */
@@ -117,6 +127,8 @@ export class RunWork {
   readonly #discovery: Discovery;
   /** What shapes a page's records, document and links (docs/api.md §20): a page made otherwise is made again. */
   readonly #settingsHash: string;
+  /** What the language model does with each page; null when the job asks it nothing. */
+  readonly #model: ModelStep | null;
   #haltedBy: unknown = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
@@ -138,6 +150,7 @@ export class RunWork {
     this.#content = contentOptions(settings);
     this.#fetching = new RunFetching(deps, state.jobId, settings);
     this.#settingsHash = fetchSettingsHash(settings);
+    this.#model = modelStep(settings, deps.pageModel ?? null, deps.extractor);
     this.#discovery = new Discovery({
       runId: state.runId,
       jobId: state.jobId,
@@ -316,19 +329,19 @@ export class RunWork {
     const { crawl } = this.settings;
     const follow = crawl !== null && url.depth < crawl.max_depth;
     const document = this.#documentSpec(url.url, page);
-    const extracted = await this.#deps.extractor.extract(
-      this.userId,
-      {
-        key: this.runId,
-        queries: this.settings.queries,
-        page: page.content,
-        ...(follow &&
-          this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
-        ...(document && { document }),
-      },
-      signal,
-      this.#alone(url),
-    );
+    const task: ExtractTask = {
+      key: this.runId,
+      queries: this.settings.queries,
+      page: page.content,
+      ...(follow &&
+        this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
+      ...(document && { document }),
+    };
+    if (this.#model) task.model = this.#model.input(this.#pageInfo(url.url, page), this.#content);
+    let extracted = await this.#deps.extractor.extract(this.userId, task, signal, this.#alone(url));
+    // The language model reads the page after its queries ran (docs/api.md §24).
+    const modelled = this.#model && (await this.#model.apply(this.userId, this.runId, extracted, signal));
+    if (modelled) extracted = modelled.extraction;
     const { records, json, links } = extracted;
     return {
       outcome: {
@@ -337,6 +350,7 @@ export class RunWork {
         records,
         fetchedAt,
         failure: null,
+        ...(modelled?.warning && { warning: modelled.warning }),
         ...(bodyHash !== null && {
           validators: {
             etag: page.validators?.etag ?? null,
@@ -364,8 +378,11 @@ export class RunWork {
   /** What the page's document keeps, or null when the job keeps no document (docs/api.md §17). */
   #documentSpec(sourceUrl: string, page: LoadedPage): DocumentSpec | null {
     if (!this.#content) return null;
+    return { ...this.#content, ...this.#pageInfo(sourceUrl, page) };
+  }
+
+  #pageInfo(sourceUrl: string, page: LoadedPage) {
     return {
-      ...this.#content,
       sourceUrl,
       url: page.url,
       statusCode: page.status,
@@ -493,10 +510,11 @@ function hostOf(target: URL): string {
 
 /** The formats and content of the run's documents (docs/api.md §17), or null when it keeps none. */
 function contentOptions({ formats, content, trackContent }: RunSettings): ContentOptions | null {
-  const kept = formats.filter((format) => format !== 'screenshot');
+  const kept = formats.filter((f): f is DocumentFormat => f !== 'screenshot' && f !== 'summary');
   // Change tracking of pages compares their markdown, kept even when not asked for.
   if (trackContent && !kept.includes('markdown')) kept.push('markdown');
-  if (kept.length === 0) return null;
+  // A summary lives in the document, however few formats it has besides.
+  if (kept.length === 0 && !formats.includes('summary')) return null;
   return {
     formats: kept,
     onlyMainContent: content?.only_main_content ?? true,

@@ -36,6 +36,8 @@ import type {
   runSchema,
   runUrlListSchema,
   runUrlSchema,
+  searchRequestSchema,
+  searchResponseSchema,
   TEST_EVENT,
   updateJobSchema,
   WEBHOOK_EVENTS,
@@ -49,6 +51,8 @@ type QueryOf<S extends z.ZodType> = Partial<z.output<S>>;
 
 // Requests: the body as the API reads it (defaults may be left out).
 export type CreateJobRequest = z.input<typeof createJobSchema>;
+export type SearchRequest = z.input<typeof searchRequestSchema>;
+export type SearchResponse = z.output<typeof searchResponseSchema>;
 export type UpdateJobRequest = z.input<typeof updateJobSchema>;
 export type CreateWebhookRequest = z.input<typeof createWebhookSchema>;
 

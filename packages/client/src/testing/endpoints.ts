@@ -26,6 +26,8 @@ import {
   runListSchema,
   runSchema,
   runUrlListSchema,
+  searchRequestSchema,
+  searchResponseSchema,
   updateJobSchema,
   webhookListSchema,
   webhookSchema,
@@ -97,6 +99,10 @@ export function query<S extends z.ZodType, F extends Method, I extends number>(
 const client = undefined as unknown as ScrapeJobs;
 
 export const ENDPOINTS: Record<string, Endpoint> = {
+  'POST /search': {
+    ...responds(200, searchResponseSchema, () => client.search),
+    body: body(searchRequestSchema, () => client.search, 0),
+  },
   'POST /jobs': {
     ...responds(201, jobDetailSchema, () => client.jobs.create),
     body: body(createJobSchema, () => client.jobs.create, 0),

@@ -115,11 +115,11 @@ describe('the job form’s change tracking', () => {
     const res = await post(form({ change_tracking_key: 'url, , <price>' }));
     expect(res.status).toBe(400);
     expect(res.text).toContain(
-      '<code>key name 3</code>: &quot;&lt;price&gt;&quot; is neither url nor a query name of the job',
+      '<code>key name 3</code>: &quot;&lt;price&gt;&quot; is neither url, a query name of the job, nor a top-level property of its extract.schema',
     );
     expect(keyInput.exec(res.text)?.[0]).toBe(
       '<input id="tracking-key" name="change_tracking_key" class="mono" value="url, , &lt;price&gt;" maxlength="400" aria-invalid="true" aria-describedby="err-change-tracking">' +
-        '<p class="error" id="err-change-tracking">key name 3: &quot;&lt;price&gt;&quot; is neither url nor a query name of the job</p>',
+        '<p class="error" id="err-change-tracking">key name 3: &quot;&lt;price&gt;&quot; is neither url, a query name of the job, nor a top-level property of its extract.schema</p>',
     );
     expect(res.text).toMatch(/name="change_tracking" value="1" checked>/);
   });

@@ -149,10 +149,16 @@ describe('job form', () => {
   it('names the place of a change-tracking key error in the comma list', () => {
     expect(
       formErrors(
-        { 'change_tracking.key[1]': '"price" is neither url nor a query name of the job' },
+        {
+          'change_tracking.key[1]':
+            '"price" is neither url, a query name of the job, nor a top-level property of its extract.schema',
+        },
         { queries: [], follow: [], include: [], exclude: [], includeTags: [], excludeTags: [], key: [0, 2] },
       ),
-    ).toEqual({ 'key name 3': '"price" is neither url nor a query name of the job' });
+    ).toEqual({
+      'key name 3':
+        '"price" is neither url, a query name of the job, nor a top-level property of its extract.schema',
+    });
   });
   it('builds formats from the boxes ticked, and content from its fields, keeping each selector’s line', () => {
     const v = emptyJobForm();

@@ -46,10 +46,13 @@ export function trackingSettings(tracking: ChangeTracking | null): SafeHtml {
   return html`<dt>Change tracking</dt><dd>${text}${tracking?.content ? '; each page’s markdown is compared too' : ''}</dd>`;
 }
 
-type Values = Record<string, string | null>;
+type Values = Record<string, unknown>;
 
-const value = (v: string | null | undefined) =>
-  v == null ? html`<span class="muted">null</span>` : html`<span class="wrap">${v}</span>`;
+/** A value as text: a query's string, or an extracted field's JSON (docs/api.md §24). */
+const value = (v: unknown) =>
+  v == null
+    ? html`<span class="muted">null</span>`
+    : html`<span class="wrap">${typeof v === 'string' ? v : JSON.stringify(v)}</span>`;
 
 /** A record as name/value pairs; in a changed item, the changed names show old → new, marked. */
 function record(shown: Values, change?: { previous: Values; fields: string[] }): SafeHtml {

@@ -26,6 +26,7 @@ const FORMAT_LABELS: Record<FormatName, string> = {
   links: 'Links: every http(s) link of the page',
   metadata: 'Metadata: title, description, Open Graph, JSON-LD…',
   screenshot: 'Screenshot: a full-page PNG (turns rendering on)',
+  summary: "Summary: a few sentences by the operator's language model",
 };
 
 /** The page-content fieldset of the job form: the formats, and which part of each page is kept. */

@@ -54,6 +54,11 @@ export interface PageDocument {
   raw_html?: string;
   links?: string[];
   metadata?: Metadata;
+  /** Written by the operator's language model (docs/api.md §24), added after the document is made. */
+  summary?: string;
+  json?: Record<string, unknown>;
+  /** Why the language model's output is missing or was given a cut page. */
+  warning?: string;
   truncated: string[];
 }
 

@@ -5,6 +5,8 @@ import {
   changeTrackingSchema,
   contentSchema,
   crawlSchema,
+  type Extract,
+  extractFields,
   type FormatName,
   formatsSchema,
   healthSchema,
@@ -44,6 +46,7 @@ export type Job = Omit<
   | 'changeTracking'
   | 'request'
   | 'urls'
+  | 'extract'
 > & {
   queries: Query[];
   formats: FormatName[];
@@ -57,7 +60,26 @@ export type Job = Omit<
   request: StoredRequest | null;
   /** A batch's URLs, seeded instead of the expanded source (docs/api.md §18). */
   urls: string[] | null;
+  extract: StoredExtract | null;
 };
+
+/** A job's `extract` as stored: with its record fields, the schema's top-level properties in their order. */
+export const storedExtractSchema = z.object({
+  schema: z.record(z.string(), z.unknown()).nullable(),
+  prompt: z.string().nullable(),
+  fields: z.array(z.string()),
+});
+export type StoredExtract = z.infer<typeof storedExtractSchema>;
+
+/** An `extract` as given, ready to store. */
+export const storeExtract = (extract: Extract | null): StoredExtract | null =>
+  extract && { schema: extract.schema, prompt: extract.prompt, fields: extractFields(extract) };
+
+/** The names of a job's record fields: its query names, then its extract fields. */
+export const fieldNames = (job: { queries: readonly Query[]; extract: StoredExtract | null }): string[] => [
+  ...job.queries.map((q) => q.name),
+  ...(job.extract?.fields ?? []),
+];
 
 /** A run with its JSON columns in the API's own types. */
 export type Run = Omit<RunModel, 'error' | 'firstFailure' | 'changes' | 'health'> & {
@@ -80,6 +102,7 @@ const jobColumns = z.object({
   changeTracking: changeTrackingSchema.nullable(),
   request: storedRequestSchema.nullable(),
   urls: z.array(z.string()).nullable(),
+  extract: storedExtractSchema.nullable(),
 });
 
 const runColumns = z.object({

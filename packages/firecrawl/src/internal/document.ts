@@ -8,6 +8,10 @@ export interface FirecrawlDocument {
   rawHtml?: string;
   links?: string[];
   screenshot?: string;
+  json?: Record<string, unknown>;
+  summary?: string;
+  /** Why the language model's output is missing (docs/api.md §24). */
+  warning?: string;
   actions?: {
     screenshots: string[];
     scrapes: { url: string; html: string }[];
@@ -36,11 +40,14 @@ const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
   raw_html: 'rawHtml',
   links: 'links',
   screenshot: 'screenshot',
+  summary: 'summary',
 };
 
-/** A job's formats as the Firecrawl formats a document of it shows. */
-export const firecrawlFormats = (formats: readonly FormatName[]): FirecrawlFormat[] =>
-  formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []);
+/** A job's formats (and its extract, the json format) as the Firecrawl formats a document of it shows. */
+export const firecrawlFormats = (formats: readonly FormatName[], extract = false): FirecrawlFormat[] => [
+  ...formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []),
+  ...(extract ? (['json'] as const) : []),
+];
 
 /** og:* properties Firecrawl names itself (key without the prefix → Firecrawl's name). */
 const OG_NAMES: Readonly<Record<string, string>> = {
@@ -119,6 +126,9 @@ export function firecrawlDocument(doc: DocumentView, options: DocumentOptions): 
   if (asked.has('rawHtml') && doc.raw_html !== undefined) out.rawHtml = doc.raw_html;
   if (asked.has('links') && doc.links !== undefined) out.links = doc.links;
   if (asked.has('screenshot') && options.screenshotUrl !== null) out.screenshot = options.screenshotUrl;
+  if (asked.has('json') && doc.json !== undefined) out.json = doc.json;
+  if (asked.has('summary') && doc.summary !== undefined) out.summary = doc.summary;
+  if (doc.warning !== undefined) out.warning = doc.warning;
   const actions = options.actions;
   if (actions !== undefined && actions.screenshots + actions.scrapes > 0) {
     // Both are taken after the last action (see planRender), so each is the page's final state.

@@ -20,15 +20,12 @@ const both = (
  * 501. Static paths come before parameterised ones of the same prefix.
  */
 export const UNSUPPORTED_ENDPOINTS: readonly UnsupportedEndpoint[] = [
-  ...both('post', '/search', 'search'),
   { method: 'post', path: '/v2/search/developer', feature: 'search' },
   { method: 'get', path: '/v2/search/research/papers', feature: 'research' },
   { method: 'get', path: '/v2/search/research/papers/:id', feature: 'research' },
   { method: 'get', path: '/v2/search/research/papers/:id/similar', feature: 'research' },
   { method: 'get', path: '/v2/search/research/github', feature: 'research' },
   { method: 'post', path: '/v2/search/:id/feedback', feature: 'search' },
-  ...both('post', '/extract', 'extract'),
-  ...both('get', '/extract/:id', 'extract'),
   ...both('post', '/deep-research', 'deep research'),
   ...both('get', '/deep-research/:id', 'deep research'),
   ...both('post', '/llmstxt', 'llmstxt'),
@@ -60,7 +57,6 @@ export const UNSUPPORTED_ENDPOINTS: readonly UnsupportedEndpoint[] = [
   { method: 'post', path: '/v2/feedback', feature: 'feedback' },
   ...both('get', '/team/credit-usage', 'team usage'),
   ...both('get', '/team/credit-usage/historical', 'team usage'),
-  ...both('get', '/team/token-usage', 'team usage'),
   ...both('get', '/team/token-usage/historical', 'team usage'),
   ...both('get', '/team/queue-status', 'team usage'),
   { method: 'get', path: '/v2/concurrency-check', feature: 'team usage' },

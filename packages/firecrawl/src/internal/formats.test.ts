@@ -46,8 +46,6 @@ describe('formats', () => {
   });
 
   it.each([
-    'json',
-    'summary',
     'changeTracking',
     'branding',
     'attributes',
@@ -61,7 +59,6 @@ describe('formats', () => {
     'audio',
     'video',
     'deterministicJson',
-    'extract',
     'content',
   ])('refuses the format %s, naming it at its index', (name) => {
     expect(detailsOf(scrape(['markdown', 'html', name]))).toEqual({
@@ -72,9 +69,46 @@ describe('formats', () => {
     });
   });
 
+  it('reads the json format object as the extraction, and notes where the model formats are', () => {
+    const schema = { type: 'object', properties: { price: { type: 'number' } } };
+    const options = parsedValue(
+      scrape(['markdown', { type: 'json', schema, prompt: 'the price' }, 'summary']),
+    );
+    expect(options).toMatchObject({
+      formats: ['markdown', 'json', 'summary'],
+      json: { schema, prompt: 'the price' },
+      modelFormatsAt: [1, 2],
+    });
+  });
+
+  it("reads v1's json and extract formats with jsonOptions or extract, systemPrompt before the prompt", () => {
+    const json = parseScrapeRequest(
+      { url: 'https://example.com/', formats: ['json'], jsonOptions: { schema: { type: 'object' } } },
+      'v1',
+    );
+    expect(parsedValue(json).json).toEqual({ schema: { type: 'object' }, prompt: null });
+    const v1 = parseScrapeRequest(
+      { url: 'https://example.com/', formats: ['extract'], extract: { prompt: 'p', systemPrompt: 's' } },
+      'v1',
+    );
+    expect(parsedValue(v1)).toMatchObject({ formats: ['json'], json: { schema: null, prompt: 's\np' } });
+  });
+
+  it('refuses a json format without schema or prompt, and a schema that is not of an object', () => {
+    expect(detailsOf(scrape([{ type: 'json' }]))).toEqual({
+      'formats[0]':
+        'the json format needs a schema or a prompt ({type: "json", schema, prompt}; v1: jsonOptions)',
+    });
+    expect(detailsOf(scrape([{ type: 'json', schema: { type: 'string' } }]))).toEqual({
+      'formats[0].schema':
+        'must describe an object (type "object"): each of its top-level properties is a field',
+    });
+  });
+
   it('refuses a name Firecrawl does not have', () => {
     expect(detailsOf(scrape(['markdwn']))).toEqual({
-      'formats[0]': 'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot',
+      'formats[0]':
+        'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot, json, summary',
     });
   });
 

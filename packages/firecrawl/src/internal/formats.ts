@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { type Issue, nestedIssues, report } from './parse.ts';
-import { FIRECRAWL_FORMATS, type FirecrawlFormat } from './types.ts';
+import { type Issue, nestedIssues, report, schemaProblem } from './parse.ts';
+import { FIRECRAWL_FORMATS, type FirecrawlFormat, type JsonOptions } from './types.ts';
 
 const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
   markdown: 'markdown',
@@ -10,13 +10,17 @@ const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
   screenshot: 'screenshot',
   // Screenshots here are always of the full page.
   'screenshot@fullPage': 'screenshot',
+  json: 'json',
+  // v1's name of the json format.
+  extract: 'json',
+  summary: 'summary',
 };
+
+/** Formats the operator's language model writes (docs/api.md §24). */
+const MODEL_FORMATS: readonly FirecrawlFormat[] = ['json', 'summary'];
 
 /** Firecrawl formats (v1 and v2) this service does not produce: named in the 400. */
 const UNSUPPORTED = new Set([
-  'json',
-  'extract',
-  'summary',
   'changeTracking',
   'branding',
   'attributes',
@@ -53,6 +57,30 @@ const screenshotObject = z.strictObject({
     ),
 });
 
+/** `{type: "json", schema?, prompt?}` (v2), its options read as the job's extraction. */
+const jsonObject = z.strictObject({
+  type: z.enum(['json', 'extract']),
+  schema: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .superRefine((schema, ctx) => {
+      const problem = schema ? schemaProblem(schema) : null;
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  prompt: z.string().trim().min(1).max(10_000).nullish(),
+  // The SDK's own option: pages are always data to the model here (docs/api.md §24).
+  checkPromptInjection: z.boolean().optional(),
+});
+
+/** The formats of a request: their names once each, the json format's options, and where model formats are. */
+export interface ParsedFormats {
+  names: FirecrawlFormat[];
+  /** The json format's schema and prompt as given in the format object (v1 gives them apart). */
+  json: JsonOptions | null;
+  /** Indexes in `formats` of the formats that need the language model. */
+  modelAt: number[];
+}
+
 function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat | null {
   const name = SUPPORTED[type];
   if (name !== undefined) return name;
@@ -60,7 +88,7 @@ function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat 
   return null;
 }
 
-function readFormat(item: unknown, at: number, issues: Issue[]): FirecrawlFormat | null {
+function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedFormats): FirecrawlFormat | null {
   if (typeof item === 'string') return formatName(item, at, issues);
   if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
     issues.push({ path: [at], message: 'must be a format name or an object with a type' });
@@ -69,6 +97,15 @@ function readFormat(item: unknown, at: number, issues: Issue[]): FirecrawlFormat
   const type = (item as { type: string }).type;
   const name = formatName(type, at, issues);
   if (name === null) return null;
+  if (name === 'json') {
+    const parsed = jsonObject.safeParse(item);
+    if (!parsed.success) {
+      issues.push(...nestedIssues(parsed.error.issues, [at]));
+      return null;
+    }
+    out.json = { schema: parsed.data.schema ?? null, prompt: parsed.data.prompt ?? null };
+    return name;
+  }
   const schema = type === 'screenshot' ? screenshotObject : z.strictObject({ type: z.string() });
   const parsed = schema.safeParse(item);
   if (parsed.success) return name;
@@ -81,11 +118,14 @@ export const formatsSchema = z
   .array(z.unknown())
   .max(MAX_FORMATS)
   .default(['markdown'])
-  .transform((items, ctx) => {
+  .transform((items, ctx): ParsedFormats => {
     const issues: Issue[] = [];
-    const names = items.map((item, at) => readFormat(item, at, issues));
+    const out: ParsedFormats = { names: [], json: null, modelAt: [] };
+    const names = items.map((item, at) => readFormat(item, at, issues, out));
     const screenshots = names.filter((name) => name === 'screenshot').length;
     if (screenshots > 1) issues.push({ path: [], message: 'you may only specify one screenshot format' });
     if (report(issues, ctx)) return z.NEVER;
-    return [...new Set(names.filter((n): n is FirecrawlFormat => n !== null))];
+    out.names = [...new Set(names.filter((n): n is FirecrawlFormat => n !== null))];
+    out.modelAt = names.flatMap((name, at) => (name && MODEL_FORMATS.includes(name) ? [at] : []));
+    return out;
   });

@@ -50,6 +50,7 @@ describe('scrapeJob', () => {
         request: null,
         retention_days: null,
         refetch: 'always',
+        extract: null,
       },
       timeoutMs: 30_000,
     });

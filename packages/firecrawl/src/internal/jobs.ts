@@ -23,12 +23,14 @@ const MAX_RENDER_WAIT_MS = 120_000;
 /** Every `a href` of a page: the links a Firecrawl crawl follows. */
 const FOLLOW_LINKS = [{ type: 'css', query: 'a::attr(href)' }] as const;
 
-const JOB_FORMAT: Readonly<Record<FirecrawlFormat, FormatName>> = {
+/** The job format of each Firecrawl format; `json` is the job's `extract` instead. */
+const JOB_FORMAT: Readonly<Partial<Record<FirecrawlFormat, FormatName>>> = {
   markdown: 'markdown',
   html: 'html',
   rawHtml: 'raw_html',
   links: 'links',
   screenshot: 'screenshot',
+  summary: 'summary',
 };
 const FORMAT_ORDER: readonly FormatName[] = [
   'markdown',
@@ -37,13 +39,14 @@ const FORMAT_ORDER: readonly FormatName[] = [
   'links',
   'metadata',
   'screenshot',
+  'summary',
 ];
 
 const jobName = (kind: string, url: string): string => `Firecrawl ${kind} ${url}`.slice(0, 200).trim();
 
 /** Job formats: the asked ones, metadata always (every Firecrawl document has it), raw HTML for `scrape` actions. */
 function jobFormats(options: ScrapeOptions): FormatName[] {
-  const names = new Set<FormatName>(['metadata', ...options.formats.map((f) => JOB_FORMAT[f])]);
+  const names = new Set<FormatName>(['metadata', ...options.formats.flatMap((f) => JOB_FORMAT[f] ?? [])]);
   if (options.actionOutputs.scrapes > 0) names.add('raw_html');
   return FORMAT_ORDER.filter((name) => names.has(name));
 }
@@ -94,6 +97,7 @@ function pageJob(name: string, source: string, options: ScrapeOptions): CreateJo
     retention_days: null,
     // Run once and deleted when it expires: there is no next run that validators would spare.
     refetch: 'always',
+    extract: options.json,
   };
 }
 
@@ -145,8 +149,32 @@ export function batchScrapeJob(request: BatchScrapeRequest): {
   };
 }
 
+/**
+ * A search's scrape (docs/api.md §25): one batch of the results' URLs, robots.txt respected (a
+ * crawl that follows nothing), with the search's scrape options.
+ */
+export function searchScrapeJob(urls: readonly string[], options: ScrapeOptions): CreateJobInput {
+  const first = urls[0] ?? '';
+  const job = pageJob(jobName('search scrape', first), first, options);
+  return {
+    ...job,
+    crawl: {
+      follow: [...FOLLOW_LINKS],
+      max_depth: 0,
+      max_pages: Math.max(1, urls.length),
+      same_origin: false,
+      include: [],
+      exclude: [],
+      respect_robots_txt: true,
+      sitemap: false,
+    },
+  };
+}
+
 const MAP_OPTIONS: ScrapeOptions = {
   formats: [],
+  json: null,
+  modelFormatsAt: [],
   actionOutputs: { screenshots: 0, scrapes: 0 },
   onlyMainContent: true,
   includeTags: [],

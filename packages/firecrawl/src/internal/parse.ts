@@ -1,4 +1,5 @@
-import { boundedJson, issuesToDetails } from '@scrapejobs/contracts';
+import { boundedJson, issuesToDetails, MAX_JSON_DEPTH, nestsDeeperThan } from '@scrapejobs/contracts';
+import { extractSchemaProblem } from '@scrapejobs/llm';
 import { z } from 'zod';
 import type { Invalid, Parsed } from './types.ts';
 
@@ -66,3 +67,9 @@ export function report(issues: readonly Issue[], ctx: z.RefinementCtx): boolean 
   for (const issue of issues) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
   return issues.length > 0;
 }
+
+/** Why a json format's or extraction's schema cannot be used (too deep, not of an object, not compiling), or null. */
+export const schemaProblem = (schema: Record<string, unknown>): string | null =>
+  nestsDeeperThan(schema, MAX_JSON_DEPTH)
+    ? `must not nest more than ${MAX_JSON_DEPTH} levels of objects and arrays`
+    : extractSchemaProblem(schema);

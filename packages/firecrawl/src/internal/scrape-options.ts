@@ -2,8 +2,15 @@ import { z } from 'zod';
 import { actionsSchema, planRender } from './actions.ts';
 import { headersSchema, locationSchema, readFetchSettings } from './fetch-settings.ts';
 import { formatsSchema } from './formats.ts';
-import { bookkeepingFields, onlyBoolean, report, unsupportedOption } from './parse.ts';
-import type { FirecrawlVersion, ScrapeOptions } from './types.ts';
+import {
+  bookkeepingFields,
+  type Issue,
+  onlyBoolean,
+  report,
+  schemaProblem,
+  unsupportedOption,
+} from './parse.ts';
+import type { FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
 
 /** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -91,11 +98,20 @@ const v2Fields = {
   toolDetail: z.string().optional(),
 };
 
+/** v1's options of the json (and extract) format; `systemPrompt` joins the prompt. */
+const v1JsonOptions = z
+  .strictObject({
+    schema: z.record(z.string(), z.unknown()).nullish(),
+    prompt: z.string().max(10_000).nullish(),
+    systemPrompt: z.string().max(10_000).nullish(),
+  })
+  .optional();
+
 const v1Fields = {
   ...commonFields,
   parsePDF: onlyBoolean(true, 'PDFs are always parsed'),
-  extract: unsupportedOption('extract'),
-  jsonOptions: unsupportedOption('jsonOptions'),
+  extract: v1JsonOptions,
+  jsonOptions: v1JsonOptions,
   changeTrackingOptions: unsupportedOption('changeTrackingOptions'),
   agent: unsupportedOption('agent'),
   geolocation: locationSchema,
@@ -106,7 +122,33 @@ export const scrapeFields = (version: FirecrawlVersion) => (version === 'v1' ? v
 
 type CommonOptions = z.output<z.ZodObject<typeof commonFields>> & {
   geolocation?: z.output<typeof locationSchema>;
+  extract?: z.output<typeof v1JsonOptions>;
+  jsonOptions?: z.output<typeof v1JsonOptions>;
 };
+
+/**
+ * The json format's options: the format object's (v2), else v1's `jsonOptions` or `extract`
+ * (`systemPrompt` before the prompt). A json format with neither schema nor prompt is a 400.
+ */
+function jsonOptions(options: CommonOptions, issues: Issue[]): JsonOptions | null {
+  const { names, json } = options.formats;
+  if (!names.includes('json')) return null;
+  const v1 = options.jsonOptions ?? options.extract;
+  const prompt = [v1?.systemPrompt, v1?.prompt].filter((p) => p?.trim()).join('\n') || null;
+  const found = json ?? (v1 ? { schema: v1.schema ?? null, prompt } : null);
+  if (found && (found.schema !== null || found.prompt !== null)) {
+    const problem = found.schema && !json ? schemaProblem(found.schema) : null;
+    if (problem)
+      issues.push({ path: [options.jsonOptions ? 'jsonOptions' : 'extract', 'schema'], message: problem });
+    return found;
+  }
+  const at = options.formats.modelAt.find((i) => i >= 0) ?? 0;
+  issues.push({
+    path: ['formats', at],
+    message: 'the json format needs a schema or a prompt ({type: "json", schema, prompt}; v1: jsonOptions)',
+  });
+  return null;
+}
 
 /**
  * The options of a parsed request as ScrapeOptions: `waitFor` and `actions` become render steps,
@@ -120,6 +162,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     location: options.location ?? options.geolocation,
   });
   const issues = [...(render.ok ? [] : render.issues), ...fetch.issues];
+  const json = jsonOptions(options, issues);
   if (options.timeout !== undefined && options.waitFor > options.timeout / 2)
     issues.push({ path: ['waitFor'], message: 'waitFor must not exceed half of timeout' });
   report(issues, ctx);
@@ -127,7 +170,9 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     ? render.plan
     : { steps: [], outputs: { screenshots: 0, scrapes: 0 }, totalWaitMs: 0 };
   return {
-    formats: options.formats,
+    formats: options.formats.names,
+    json,
+    modelFormatsAt: options.formats.modelAt,
     actionOutputs: plan.outputs,
     onlyMainContent: options.onlyMainContent,
     includeTags: options.includeTags,

@@ -11,6 +11,8 @@ describe('parseScrapeRequest', () => {
     expect(parsedValue(scrape({}))).toEqual({
       url: URL_,
       formats: ['markdown'],
+      json: null,
+      modelFormatsAt: [],
       actionOutputs: { screenshots: 0, scrapes: 0 },
       onlyMainContent: true,
       includeTags: [],
@@ -161,12 +163,12 @@ describe('parseScrapeRequest', () => {
       'true is not supported by this service: documents have no per-page markdown',
     ],
     ['v1', { parsePDF: false }, 'parsePDF', 'false is not supported by this service: PDFs are always parsed'],
-    ['v1', { extract: { prompt: 'x' } }, 'extract', 'the option "extract" is not supported by this service'],
+    ['v1', { extract: { prompt: 'x', model: 'y' } }, 'extract.model', 'unknown field'],
     [
       'v1',
-      { jsonOptions: { prompt: 'x' } },
-      'jsonOptions',
-      'the option "jsonOptions" is not supported by this service',
+      { formats: ['json'], jsonOptions: { schema: { type: 'array' } } },
+      'jsonOptions.schema',
+      'must describe an object (type "object"): each of its top-level properties is a field',
     ],
     [
       'v1',
@@ -198,11 +200,11 @@ describe('parseScrapeRequest', () => {
   });
 
   it('names the first problem in the message', () => {
-    const parsed = scrape({ formats: ['json'], timeout: 5 });
+    const parsed = scrape({ formats: ['changeTracking'], timeout: 5 });
     expect(parsed).toEqual({
       ok: false,
       message:
-        'The request is invalid: formats[0]: the format "json" is not supported by this service (and 1 more: see details).',
+        'The request is invalid: formats[0]: the format "changeTracking" is not supported by this service (and 1 more: see details).',
       details: expect.any(Object) as Record<string, string>,
     });
   });

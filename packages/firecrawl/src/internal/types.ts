@@ -3,9 +3,26 @@ import type { RenderAction, RequestCookie } from '@scrapejobs/contracts';
 /** The Firecrawl API version a request came in on: `/v1/…` takes v1's field names. */
 export type FirecrawlVersion = 'v1' | 'v2';
 
-/** The Firecrawl formats this service can produce (`screenshot@fullPage` is read as `screenshot`). */
-export const FIRECRAWL_FORMATS = ['markdown', 'html', 'rawHtml', 'links', 'screenshot'] as const;
+/**
+ * The Firecrawl formats this service can produce (`screenshot@fullPage` is read as `screenshot`,
+ * v1's `extract` as `json`); `json` and `summary` need the operator's language model.
+ */
+export const FIRECRAWL_FORMATS = [
+  'markdown',
+  'html',
+  'rawHtml',
+  'links',
+  'screenshot',
+  'json',
+  'summary',
+] as const;
 export type FirecrawlFormat = (typeof FIRECRAWL_FORMATS)[number];
+
+/** The json format's schema and prompt (at least one). */
+export interface JsonOptions {
+  schema: Record<string, unknown> | null;
+  prompt: string | null;
+}
 
 export const WEBHOOK_EVENTS = ['started', 'page', 'completed', 'failed'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -47,6 +64,10 @@ export interface FetchSettings {
 export interface ScrapeOptions {
   /** The formats the answer shows, in Firecrawl's names, without duplicates. */
   formats: FirecrawlFormat[];
+  /** The json format's options (v2's format object, v1's `jsonOptions` or `extract`); null without it. */
+  json: JsonOptions | null;
+  /** Where in `formats` (as given) the formats that need the language model are. */
+  modelFormatsAt: number[];
   actionOutputs: ActionOutputs;
   onlyMainContent: boolean;
   includeTags: string[];

@@ -32,6 +32,8 @@ export interface CompatRun {
   source: string;
   /** The formats its job asked for. */
   formats: FormatName[];
+  /** Its job asks the language model for an object a page (Firecrawl's json format). */
+  extract: boolean;
   expiresAt: Date;
 }
 
@@ -103,7 +105,7 @@ export class CompatService {
             deleting: false,
             job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
           },
-          include: { job: { select: { source: true, expiresAt: true, formats: true } } },
+          include: { job: { select: { source: true, expiresAt: true, formats: true, extract: true } } },
         })
       : null;
     const expiresAt = row?.job.expiresAt;
@@ -114,6 +116,7 @@ export class CompatService {
       jobId: run.jobId,
       source: job.source,
       formats: formatsSchema.parse(job.formats),
+      extract: job.extract !== null,
       expiresAt,
     };
   }
@@ -168,6 +171,24 @@ export class CompatService {
     const shot = new Set(rows.map((row) => row.seq));
     const base = `${this.#options.publicBaseUrl}/jobs/${compat.jobId}/runs/${compat.run.id}/screenshots`;
     return { ...page, screenshots: page.seqs.map((seq) => (shot.has(seq) ? `${base}/${seq}` : null)) };
+  }
+
+  /** The run's records (the objects a job with extract got), in the order stored, at most `limit` (≤ 1000). */
+  async records(owner: Owner, compat: CompatRun, limit: number): Promise<Record<string, unknown>[]> {
+    const page = await this.#results.list(owner, compat.jobId, { runId: compat.run.id, limit });
+    return page.items.map((item) => item.data);
+  }
+
+  /** Why pages of the run that succeeded lack their language model output (docs/api.md §24), at most `limit`. */
+  async warnings(compat: CompatRun, limit: number): Promise<string[]> {
+    const { rows } = await this.#db.pool.query<{ error_message: string }>({
+      name: 'compat-warnings',
+      text: `SELECT error_message FROM run_urls
+              WHERE run_id = $1 AND kind = 'page' AND status = 'success' AND error_message IS NOT NULL
+              ORDER BY seq LIMIT $2`,
+      values: [compat.run.id, limit],
+    });
+    return rows.map((row) => row.error_message);
   }
 
   /** Cancels the run (its job is paused); a run that has ended stays as it is. */

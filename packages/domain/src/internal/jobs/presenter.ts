@@ -33,6 +33,7 @@ export function toDetail(job: Job): JobDetail {
     request: maskRequest(job.request),
     retention_days: job.retentionDays,
     refetch: job.refetch,
+    extract: job.extract && { schema: job.extract.schema, prompt: job.extract.prompt },
     last_run_id: job.lastRunId,
     mode: job.mode,
     origin: job.origin,

@@ -19,7 +19,7 @@ import {
 import { type Database, isId, newId, Prisma, type RunTrigger, transaction } from '@scrapejobs/db';
 import type { SecretBox } from '@scrapejobs/outbound';
 import { AppError, conflict, notFound, validationError } from '../errors.ts';
-import { type Job, type Run, toJob, toRun } from '../model.ts';
+import { fieldNames, type Job, type Run, type StoredExtract, storeExtract, toJob, toRun } from '../model.ts';
 import { outboxDataSql, outboxEvent } from '../outbox.ts';
 import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
@@ -176,16 +176,17 @@ export class JobsService {
       origin: compat?.origin ?? 'api',
       urls: compat?.urls ?? null,
       expiresAt: compat?.expiresAt ?? null,
+      extract: storeExtract(input.extract),
     };
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
                                render_config, proxy_config, crawl, change_tracking, request, retention_days,
                                formats, content, origin, urls, expires_at, refetch, status, created_at, updated_at,
-                               next_run_at)
+                               next_run_at, extract)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
                      $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, $19::"JobOrigin", $20::jsonb, $21,
-                     $22::"RefetchMode", 'scheduled', $11, $11, $12)`,
+                     $22::"RefetchMode", 'scheduled', $11, $11, $12, $23::jsonb)`,
       values: [
         job.id,
         job.userId,
@@ -209,9 +210,10 @@ export class JobsService {
         jsonText(job.urls),
         job.expiresAt?.toISOString() ?? null,
         job.refetch,
+        jsonText(job.extract),
       ],
     };
-    const unknown = keyIssues(input.change_tracking, input.queries);
+    const unknown = keyIssues(input.change_tracking, job);
     if (unknown) throw unknown;
     const scheduling = input.scheduling;
     if (!scheduling) await this.#db.pool.query(insert);
@@ -236,7 +238,9 @@ export class JobsService {
       if (input.content !== undefined) data.content = jsonOrNull(input.content);
       const formats = input.formats ?? current.formats;
       const queries = input.queries ?? current.queries;
-      const empty = noQueriesIssue(queries, formats);
+      const extract = input.extract === undefined ? current.extract : storeExtract(input.extract);
+      if (input.extract !== undefined) data.extract = jsonOrNull(extract);
+      const empty = noQueriesIssue(queries, formats, extract);
       if (empty) throw validationError({ queries: empty }, 'The job configuration is invalid.');
       if (input.render_config !== undefined || input.formats !== undefined) {
         const render = input.render_config === undefined ? current.renderConfig : input.render_config;
@@ -253,7 +257,7 @@ export class JobsService {
         );
       const unknown = keyIssues(
         input.change_tracking === undefined ? current.changeTracking : input.change_tracking,
-        input.queries ?? current.queries,
+        { queries, extract },
       );
       if (unknown) throw unknown;
       if (input.scheduling !== undefined) {
@@ -305,7 +309,7 @@ export class JobsService {
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
                 RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
-                          formats, content, change_tracking, urls, refetch),
+                          formats, content, change_tracking, urls, refetch, extract),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4, ${jobSettingsSql('started')}
@@ -491,7 +495,7 @@ export class JobsService {
     const run = await this.getRun(owner, jobId, runId);
     if (!job.changeTracking) throw notFound('Change tracking of this job');
     if (!run.changes) throw notFound('Comparison of this run');
-    const names = job.queries.map((q) => q.name);
+    const names = fieldNames(job);
     return { run, page: await readRunChanges(this.#db, runId, query, names, job.changeTracking.key) };
   }
 
@@ -526,13 +530,13 @@ function withScreenshot(render: RenderConfig | null, formats: readonly FormatNam
   return { ...(render ?? renderConfigSchema.parse({})), enabled: true, screenshot: true };
 }
 
-/** The 400 for a change-tracking key naming neither `url` nor one of `queries` (docs/api.md §13), else null. */
-function keyIssues(tracking: ChangeTracking | null, queries: readonly Query[]): AppError | null {
+/** The 400 for a change-tracking key naming neither `url` nor a record field (docs/api.md §13), else null. */
+function keyIssues(
+  tracking: ChangeTracking | null,
+  job: { queries: readonly Query[]; extract: StoredExtract | null },
+): AppError | null {
   if (!tracking) return null;
-  const details = unknownKeyNames(
-    tracking.key,
-    queries.map((q) => q.name),
-  );
+  const details = unknownKeyNames(tracking.key, fieldNames(job));
   return Object.keys(details).length > 0
     ? validationError(details, 'The job configuration is invalid.')
     : null;

@@ -27,10 +27,18 @@ export function documentView(
   return { ...view, truncated: truncated.filter((name) => shown.has(name.split('.')[0]!)) };
 }
 
-/** The formats of a run's documents, from its settings. */
+/**
+ * The formats of a run's documents, from its settings; with the language model's object (`json`)
+ * when its job has `extract`, and its `warning` always (docs/api.md §24).
+ */
 export function shownFormats(settings: unknown): ShownFormats {
-  const formats = (settings as { formats?: unknown } | null)?.formats;
-  return new Set(Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : []);
+  const { formats, extract } = (settings as { formats?: unknown; extract?: unknown } | null) ?? {};
+  const shown = new Set(
+    Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : [],
+  );
+  shown.add('warning');
+  if (extract) shown.add('json');
+  return shown;
 }
 
 // A cursor names its run and the last document's seq.

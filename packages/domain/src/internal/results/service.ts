@@ -69,6 +69,8 @@ export interface ResultPage {
   jobId: string;
   runId: string | null;
   queryNames: string[];
+  /** A job with extract: its fields (none without a schema); null for a job of queries. */
+  extracted: string[] | null;
   items: StoredResult[];
   nextCursor: string | null;
 }
@@ -87,6 +89,17 @@ export interface Download {
   contentType: string;
   body: Readable;
 }
+
+/** What a job's records hold: query names, or extract fields (null for a job of queries). */
+interface JobFields {
+  id: string;
+  queryNames: string[];
+  extracted: string[] | null;
+  tracked: boolean;
+}
+
+/** Fields of a record without a schema at most (the llm package's MAX_FIELDS). */
+const MAX_FIELDS = 100;
 
 /** The next record to read: row `row` of the page row `seq` (pages after it are read from row 0). */
 interface Position {
@@ -163,7 +176,15 @@ export class ResultsService {
       run = await this.#findRun(job.id, position.runId);
       if (!run) throw validationError({ cursor: 'is not a cursor returned by this endpoint' });
     } else run = await this.#pickRun(job.id, opts.runId);
-    if (!run) return { jobId: job.id, runId: null, queryNames: job.queryNames, items: [], nextCursor: null };
+    if (!run)
+      return {
+        jobId: job.id,
+        runId: null,
+        queryNames: job.queryNames,
+        extracted: job.extracted,
+        items: [],
+        nextCursor: null,
+      };
 
     const settling = !run.finishedAt || this.#now().getTime() - run.finishedAt.getTime() < SETTLING_MS;
     const from = position ?? { runId: run.id, seq: 0n, row: 0 };
@@ -208,6 +229,7 @@ export class ResultsService {
       jobId: job.id,
       runId: run.id,
       queryNames: job.queryNames,
+      extracted: job.extracted,
       items,
       nextCursor: more ? encodeCursor(next) : null,
     };
@@ -279,17 +301,35 @@ export class ResultsService {
       };
     }
     const filename = `${job.id}-${run?.id ?? 'none'}.${format.ext}`;
+    const names = run ? await this.#columns(job, run.id) : job.queryNames;
     if (opts.changes) {
       // Only the items of these kinds, with a first column `change` (docs/api.md §13).
       if (!job.tracked) throw notFound('Change tracking of this job');
       if (run && run.changes === null) throw notFound('Comparison of this run');
       const source = run
-        ? await this.#openCursor(changeRows(job.queryNames), [run.id, opts.changes])
+        ? await this.#openCursor(changeRows(names), [run.id, opts.changes])
         : arraySource([]);
-      return { filename, contentType, body: format.stream(job.queryNames, source, ['change']) };
+      return { filename, contentType, body: format.stream(names, source, ['change']) };
     }
-    const source = run ? await this.#openCursor(resultRows(job.queryNames), [run.id]) : arraySource([]);
-    return { filename, contentType, body: format.stream(job.queryNames, source) };
+    const source = run ? await this.#openCursor(resultRows(names), [run.id]) : arraySource([]);
+    return { filename, contentType, body: format.stream(names, source) };
+  }
+
+  /**
+   * A download's field columns: the query names, or the extract fields; without a schema, the
+   * keys the run's records have, in the order they first appear (at most MAX_FIELDS).
+   */
+  async #columns(job: JobFields, runId: string): Promise<string[]> {
+    if (job.extracted === null || job.extracted.length > 0) return job.extracted ?? job.queryNames;
+    const { rows } = await this.#db.pool.query<{ key: string }>({
+      name: 'results-extracted-keys',
+      text: `SELECT k.key FROM result_pages p
+               CROSS JOIN LATERAL jsonb_array_elements(p.data) WITH ORDINALITY AS e(d, ord)
+               CROSS JOIN LATERAL jsonb_object_keys(e.d) AS k(key)
+              WHERE p.run_id = $1 GROUP BY k.key ORDER BY min(p.seq), k.key LIMIT $2`,
+      values: [runId, MAX_FIELDS],
+    });
+    return rows.map((row) => row.key);
   }
 
   /** A cursor over download rows, counted against `maxDownloads`. */
@@ -317,16 +357,22 @@ export class ResultsService {
     }
   }
 
-  async #job(owner: Owner, id: string): Promise<{ id: string; queryNames: string[]; tracked: boolean }> {
+  async #job(owner: Owner, id: string): Promise<JobFields> {
     const job = isId('job', id)
       ? await this.#db.job.findFirst({
           where: { id, userId: owner.userId, mode: owner.mode },
-          select: { id: true, queries: true, changeTracking: true },
+          select: { id: true, queries: true, changeTracking: true, extract: true },
         })
       : null;
     if (!job) throw notFound('Job');
     const queries = (job.queries ?? []) as { name: string }[];
-    return { id: job.id, queryNames: queries.map((q) => q.name), tracked: job.changeTracking !== null };
+    const extract = job.extract as { fields: string[] } | null;
+    return {
+      id: job.id,
+      queryNames: queries.map((q) => q.name),
+      extracted: extract?.fields ?? null,
+      tracked: job.changeTracking !== null,
+    };
   }
 
   /** The run asked for (404 unless it is a run of this job), else the latest run that has ended. */

@@ -40,7 +40,7 @@ interface EndedRun {
   user_id: string;
   mode: Mode;
   queries: { name: string }[];
-  settings: { queries?: { name: string }[] } | null;
+  settings: { queries?: { name: string }[]; extract?: { fields: string[] } | null } | null;
   change_tracking: { key: string[]; content?: boolean } | null;
 }
 
@@ -104,7 +104,11 @@ export class RunAnalysis {
       });
       const run = rows[0];
       if (!run) return null;
-      const names = (run.settings?.queries ?? run.queries).map((q) => q.name);
+      // Extract fields count as queries: a field the model never gave makes the run degraded.
+      const names = [
+        ...(run.settings?.queries ?? run.queries).map((q) => q.name),
+        ...(run.settings?.extract?.fields ?? []),
+      ];
       const { previous, history } = await this.#earlier(client, run);
       const matches = await queryMatches(client, run.id, names);
       const health = await this.#health(client, run, names, matches, previous, history);

@@ -17,6 +17,7 @@ import {
 } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import { type StoredRequest, storedRequestSchema } from '../jobs/request.ts';
+import { type StoredExtract, storedExtractSchema } from '../model.ts';
 
 /** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
 export interface RunSettings {
@@ -37,6 +38,8 @@ export interface RunSettings {
   request: StoredRequest | null;
   /** Whether a page unchanged since its last successful fetch is copied instead (docs/api.md §20). */
   refetch: RefetchModeName;
+  /** The language model's extraction of each page (docs/api.md §24); null for none. */
+  extract: StoredExtract | null;
 }
 
 const settingsSchema = z
@@ -53,6 +56,7 @@ const settingsSchema = z
     track_content: z.boolean().default(false),
     urls: z.array(z.string()).nullable().default(null),
     refetch: z.enum(REFETCH_MODES).default('conditional'),
+    extract: storedExtractSchema.nullable().default(null),
   })
   .transform(
     (s): RunSettings => ({
@@ -68,6 +72,7 @@ const settingsSchema = z
       content: s.content,
       trackContent: s.track_content,
       refetch: s.refetch,
+      extract: s.extract,
     }),
   );
 
@@ -83,7 +88,7 @@ export const jobSettingsSql = (job: string): string => `jsonb_build_object(
   'render_config', ${job}.render_config, 'proxy_config', ${job}.proxy_config, 'crawl', ${job}.crawl,
   'request', ${job}.request, 'formats', ${job}.formats, 'content', ${job}.content,
   'track_content', coalesce((${job}.change_tracking->>'content')::boolean, false),
-  'urls', ${job}.urls, 'refetch', ${job}.refetch)`;
+  'urls', ${job}.urls, 'refetch', ${job}.refetch, 'extract', ${job}.extract)`;
 
 /**
  * A run's settings in SQL, over its row `r` and its job's `j`: its `settings` column, or, for a
@@ -105,7 +110,7 @@ function canonicalJson(value: unknown): string {
 
 /**
  * The hex SHA-256 of what shapes a URL's records, document and links (docs/api.md §20): queries,
- * formats, content, request (as stored), render_config and the crawl's link rules. A page whose
+ * formats, content, request (as stored), render_config, extract and the crawl's link rules. A page whose
  * stored hash differs was shaped by other settings: it is fetched and extracted again.
  */
 export function fetchSettingsHash(settings: RunSettings): string {
@@ -116,6 +121,7 @@ export function fetchSettingsHash(settings: RunSettings): string {
     content: settings.content,
     request: settings.request,
     render_config: settings.renderConfig,
+    extract: settings.extract && { schema: settings.extract.schema, prompt: settings.extract.prompt },
     crawl: crawl && {
       follow: crawl.follow,
       include: crawl.include,

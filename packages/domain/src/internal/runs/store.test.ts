@@ -305,6 +305,7 @@ describe('RunStore', () => {
       content: null,
       trackContent: false,
       refetch: 'conditional',
+      extract: null,
     });
     await frontier.seed(legacy);
     expect((await urlsOf(legacy)).map((u) => u.url)).toEqual(

@@ -41,6 +41,8 @@ export interface UrlOutcome {
   fetchedAt: Date | null;
   /** Why it failed or was skipped. */
   failure: RunFailure | null;
+  /** A `success` page without its language model output, and why (docs/api.md §24). */
+  warning?: RunFailure;
   /**
    * A `success` page fetched and extracted: what its job's next run needs to tell whether it
    * changed (docs/api.md §20). Its job keeps them, with this run and seq as the page's copy source.
@@ -662,8 +664,8 @@ export class RunStore {
         outcomes.map((o) => o.records),
         outcomes.map((o) => o.durationMs),
         outcomes.map((o) => wallTime(o.fetchedAt)),
-        outcomes.map((o) => o.failure?.code ?? null),
-        outcomes.map((o) => o.failure?.message ?? null),
+        outcomes.map((o) => (o.failure ?? o.warning)?.code ?? null),
+        outcomes.map((o) => (o.failure ?? o.warning)?.message ?? null),
         rows.urlIndexes,
         rows.urls,
         rows.scrapedAts,

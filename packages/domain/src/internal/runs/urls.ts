@@ -73,7 +73,9 @@ function toRunUrlView(c: unknown[], screenshotUrl: (seq: number) => string): Run
     records: c[6] as number | null,
     duration_ms: c[7] as number | null,
     fetched_at: c[8] as string | null,
-    error: code === null ? null : { code, message: (c[10] as string | null) ?? '' },
+    // A page that succeeded may carry why its language model output is missing (docs/api.md §24).
+    error: code === null || status === 'success' ? null : { code, message: (c[10] as string | null) ?? '' },
+    warning: code === null || status !== 'success' ? null : { code, message: (c[10] as string | null) ?? '' },
     unchanged: c[12] as boolean,
     screenshot_url: c[11] ? screenshotUrl(c[0] as number) : null,
   };
