@@ -88,6 +88,14 @@ export {
 } from './internal/runs/retention.ts';
 export { fetchSettingsHash, type RunSettings } from './internal/runs/settings.ts';
 export {
+  type PageTracking,
+  pageTrackingSchema,
+  TRACKING_MODES,
+  type TrackedScrape,
+  TrackedPages,
+  type TrackingMode,
+} from './internal/runs/tracked-pages.ts';
+export {
   ACCEPTED_BEYOND_MAX_PAGES,
   type Batch,
   type FoundUrl,
