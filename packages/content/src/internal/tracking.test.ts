@@ -62,7 +62,9 @@ describe('compareMarkdown', () => {
     const tracking = compareMarkdown({ scrapedAt: at, markdown: long('old') }, long('new'), true, 1024);
     expect(Buffer.byteLength(tracking.diff?.text ?? '')).toBeLessThanOrEqual(1024);
     const changes = tracking.diff?.json.files[0]?.chunks[0]?.changes ?? [];
-    const lines = (tracking.diff?.text ?? '').split('\n').filter((l) => /^[-+ ]/.test(l) && !/^(---|\+\+\+) /.test(l));
+    const lines = (tracking.diff?.text ?? '')
+      .split('\n')
+      .filter((l) => /^[-+ ]/.test(l) && !/^(---|\+\+\+) /.test(l));
     expect(changes.map((c) => c.content)).toEqual(lines);
   });
 });

@@ -64,8 +64,10 @@ export function diffJson(text: string): DiffJson {
     } else if (chunk === null) {
       if (line.startsWith('--- ')) file.from = line.slice(4);
       else if (line.startsWith('+++ ')) file.to = line.slice(4);
-    } else if (line.startsWith('+')) chunk.changes.push({ type: 'add', add: true, ln: after++, content: line });
-    else if (line.startsWith('-')) chunk.changes.push({ type: 'del', del: true, ln: before++, content: line });
+    } else if (line.startsWith('+'))
+      chunk.changes.push({ type: 'add', add: true, ln: after++, content: line });
+    else if (line.startsWith('-'))
+      chunk.changes.push({ type: 'del', del: true, ln: before++, content: line });
     else if (line.startsWith(' '))
       chunk.changes.push({ type: 'normal', normal: true, ln1: before++, ln2: after++, content: line });
   }

@@ -110,7 +110,9 @@ export class CompatService {
             job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
           },
           include: {
-            job: { select: { source: true, expiresAt: true, formats: true, extract: true, pageTracking: true } },
+            job: {
+              select: { source: true, expiresAt: true, formats: true, extract: true, pageTracking: true },
+            },
           },
         })
       : null;
