@@ -314,7 +314,7 @@ export class JobsService {
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
                 RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
-                          formats, content, change_tracking, urls, refetch, extract),
+                          formats, content, change_tracking, urls, refetch, extract, page_tracking),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4, ${jobSettingsSql('started')}
