@@ -353,7 +353,7 @@ export class RunWork {
     // The language model reads the page after its queries ran (docs/api.md §24).
     const modelled = this.#model && (await this.#model.apply(this.userId, this.runId, extracted, signal));
     if (modelled) extracted = modelled.extraction;
-    // Compared with the page as its answer shows it, the model's fields included.
+    // After the model step, whose fields the compared document keeps (docs/api.md §24).
     const tracked =
       this.#tracking && (await this.#tracking.apply(this.userId, this.runId, url, extracted, signal));
     if (tracked) extracted = tracked.extraction;
