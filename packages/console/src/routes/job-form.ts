@@ -2,8 +2,8 @@ import type { Request } from 'express';
 import { field, fields } from '../http/kit.ts';
 import type { TrackingFormValues } from '../views/changes.ts';
 import type { ContentFormValues } from '../views/content.ts';
-import type { ExtractFormValues } from '../views/extract.ts';
 import { type CrawlFormValues, FOLLOW_ROWS } from '../views/crawl.ts';
+import type { ExtractFormValues } from '../views/extract.ts';
 import { emptyJobForm, type JobFormValues } from '../views/jobs.ts';
 
 const MAX_ROWS = 50;
