@@ -125,10 +125,10 @@ describe('scrape', () => {
   it('refuses formats it does not support, naming them, in Firecrawl error shape', async () => {
     const res = await raw().post('/v2/scrape', {
       url: `${site.url}/docs/p/1`,
-      formats: ['markdown', 'changeTracking'],
+      formats: ['markdown', 'branding'],
     });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('changeTracking') });
+    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('branding') });
     expect(res.body.details).toHaveProperty(['formats[1]']);
     // Without the operator's language model, its formats name the field and say so (docs/api.md §24).
     const summary = await raw().post('/v2/scrape', { url: `${site.url}/docs/p/1`, formats: ['summary'] });

@@ -43,7 +43,7 @@ let token: string;
 const prefix = testPrefix();
 const redis = new Redis(REDIS_URL);
 /** Price of each product page; tests change them between runs. */
-const prices: Record<string, number> = { '1': 25, '2': 40, '9': 1 };
+const prices: Record<string, number> = { '1': 25, '2': 40, '3': 10, '4': 12, '9': 1 };
 
 const productPage = (
   n: string,
@@ -352,5 +352,96 @@ describe("Firecrawl's MCP server", () => {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+interface Tracking {
+  previousScrapeAt: string | null;
+  changeStatus: string;
+  diff?: { text: string; json: { files: { chunks: { changes: unknown[] }[] }[] } };
+  json?: Record<string, unknown>;
+}
+
+describe('Firecrawl changeTracking', () => {
+  it('compares each scrape with the account’s previous one of the page and tag: new, changed with its diff and fields, then same', async () => {
+    // An account of its own: the tests above spend the first one's tokens of the day.
+    const own = await api.keys.create({
+      email: 'tracker@example.com',
+      mode: 'test',
+      scopes: ['jobs:read', 'jobs:write'],
+      name: 'k',
+    });
+    const sdk = new Firecrawl({ apiKey: own.token, apiUrl: base });
+    const url = `${site.url}/product/3`;
+    const both = {
+      type: 'changeTracking' as const,
+      modes: ['git-diff' as const, 'json' as const],
+      schema: SCHEMA,
+    };
+    const calls = model.requests.length;
+    const first = await sdk.scrape(url, { formats: ['markdown', { ...both, tag: 'prices' }] });
+    expect(first.changeTracking).toEqual({
+      previousScrapeAt: null,
+      changeStatus: 'new',
+      visibility: 'visible',
+    });
+    // Nothing to compare: no model call.
+    expect(model.requests.length).toBe(calls);
+
+    prices['3'] = 12;
+    const second = await sdk.scrape(url, { formats: ['markdown', { ...both, tag: 'prices' }] });
+    const changed = second.changeTracking as unknown as Tracking;
+    expect(changed).toMatchObject({
+      changeStatus: 'changed',
+      visibility: 'visible',
+      json: { price: { previous: 10, current: 12 } },
+    });
+    expect(changed.diff?.text).toContain('-Price: 10\n+Price: 12\n');
+    expect(changed.diff?.json.files[0]?.chunks[0]?.changes).toEqual(
+      expect.arrayContaining([
+        { type: 'del', del: true, ln: expect.any(Number), content: '-Price: 10' },
+        { type: 'add', add: true, ln: expect.any(Number), content: '+Price: 12' },
+      ]),
+    );
+    // Both versions extracted with the format's schema.
+    const asked = model.requests.slice(calls);
+    expect(asked.map((r) => [r.schema, r.page.includes('Price: 10'), r.page.includes('Price: 12')])).toEqual([
+      [SCHEMA, true, false],
+      [SCHEMA, false, true],
+    ]);
+
+    // A batch: each page against its own previous scrape under the tag (git-diff needs no model).
+    const batch = await sdk.batchScrape([url, `${site.url}/product/4`], {
+      options: { formats: ['markdown', { type: 'changeTracking', modes: ['git-diff'], tag: 'prices' }] },
+      pollInterval: 0.2,
+    });
+    const byUrl = new Map(
+      batch.data.map((doc) => [doc.metadata?.sourceURL, doc.changeTracking as unknown as Tracking]),
+    );
+    const same = byUrl.get(url);
+    expect(same).toMatchObject({ changeStatus: 'same', visibility: 'visible' });
+    expect(same).not.toHaveProperty('diff');
+    expect(Date.parse(same?.previousScrapeAt ?? '')).toBeGreaterThan(
+      Date.parse(changed.previousScrapeAt ?? ''),
+    );
+    expect(byUrl.get(`${site.url}/product/4`)).toEqual({
+      previousScrapeAt: null,
+      changeStatus: 'new',
+      visibility: 'visible',
+    });
+    // Another tag keeps a history of its own.
+    const untagged = await sdk.scrape(url, { formats: ['markdown', 'changeTracking'] });
+    expect(untagged.changeTracking).toMatchObject({ previousScrapeAt: null, changeStatus: 'new' });
+    expect(model.requests.length).toBe(calls + 2);
+
+    const refused = await request(bare.app)
+      .post('/v2/scrape')
+      .set('Authorization', `Bearer ${own.token}`)
+      .send({ url, formats: ['markdown', { type: 'changeTracking', modes: ['json'], prompt: 'the price' }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      success: false,
+      details: { 'formats[1]': expect.stringMatching(/^no language model is configured/) },
+    });
   });
 });

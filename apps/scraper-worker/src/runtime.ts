@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase } from '@scrapejobs/db';
-import { Frontier, RetentionSweep, RunAnalysis, RunStore } from '@scrapejobs/domain';
+import { Frontier, RetentionSweep, RunAnalysis, RunStore, TrackedPages } from '@scrapejobs/domain';
 import { ExtractionError } from '@scrapejobs/extraction';
 import { ChatModel, modelSettings, TokenLedger } from '@scrapejobs/llm';
 import { createLogger } from '@scrapejobs/logging';
@@ -105,6 +105,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       hosts,
       extractor,
       pageModel,
+      trackedPages: new TrackedPages(db.pool),
       leases,
       announceEnd: (runId) => {
         redis.publish(runEndChannel(config.QUEUE_PREFIX), runId).catch((err: Error) => {

@@ -13,3 +13,15 @@ export { type BodyKind, bodyKind } from './internal/kind.ts';
 export { pdfDocument } from './internal/pdf/index.ts';
 export { textDocument } from './internal/plain.ts';
 export { markdownHash, type PackedDocument, packDocument, unpackDocument } from './internal/stored.ts';
+export {
+  CHANGE_STATUSES,
+  type ChangeStatus,
+  compareMarkdown,
+  type DiffChange,
+  type DiffJson,
+  diffJson,
+  type FieldChange,
+  fieldChanges,
+  type PageChangeTracking,
+  type PreviousScrape,
+} from './internal/tracking.ts';

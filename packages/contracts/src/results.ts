@@ -117,6 +117,24 @@ export const documentSchema = z.object({
     .optional()
     .describe('the object the language model extracted (a job with extract that keeps documents)'),
   warning: z.string().optional().describe("why the language model's output is missing or cut"),
+  change_tracking: z
+    .object({
+      previous_scrape_at: z.iso.datetime().nullable(),
+      change_status: z.enum(['new', 'same', 'changed', 'removed']),
+      visibility: z.enum(['visible', 'hidden']),
+      diff: z
+        .object({ text: z.string(), json: z.object({ files: z.array(z.unknown()) }) })
+        .optional()
+        .describe('git-diff mode: the unified diff of the markdown, and the same diff in parts'),
+      json: z
+        .record(z.string(), z.object({ previous: z.unknown(), current: z.unknown() }))
+        .optional()
+        .describe('json mode: the extracted fields that differ'),
+    })
+    .optional()
+    .describe(
+      "how the page compares with the account's previous scrape of it (a Firecrawl job with the changeTracking format, §24)",
+    ),
   truncated: z.array(z.string()).describe('the values cut at their limit'),
 });
 

@@ -98,6 +98,14 @@ export {
   type StoredDocument,
   type UrlOutcome,
 } from './internal/runs/store.ts';
+export {
+  type PageTracking,
+  pageTrackingSchema,
+  TRACKING_MODES,
+  TrackedPages,
+  type TrackedScrape,
+  type TrackingMode,
+} from './internal/runs/tracked-pages.ts';
 export type { FetchValidators } from './internal/runs/unchanged.ts';
 export type { RunUrlsQuery } from './internal/runs/urls.ts';
 export {

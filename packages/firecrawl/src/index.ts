@@ -13,6 +13,7 @@ export {
 } from './internal/bodies.ts';
 export { parseCrawlRequest } from './internal/crawl-request.ts';
 export {
+  type ChangeTracking,
   type DocumentOptions,
   type FirecrawlDocument,
   firecrawlDocument,
@@ -39,6 +40,7 @@ export {
 export type {
   ActionOutputs,
   BatchScrapeRequest,
+  ChangeTrackingOptions,
   CrawlRequest,
   FetchSettings,
   FirecrawlFormat,

@@ -9,6 +9,7 @@ import {
 } from '@scrapejobs/domain';
 import {
   batchScrapeJob,
+  type ChangeTrackingOptions,
   crawlErrorsBody,
   crawlJob,
   crawlStatus,
@@ -102,7 +103,8 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     job: CreateJobInput,
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
-  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook);
+    tracking: ChangeTrackingOptions | null = null,
+  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking);
 
   /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
   const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
@@ -126,7 +128,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const request = valid(parseScrapeRequest(req.body, v));
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
-    const { runId } = await start(principal, job);
+    const { runId } = await start(principal, job, null, null, request.changeTracking);
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
@@ -142,7 +144,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         const request = valid(parseCrawlRequest(req.body, v));
         needModel(request.scrapeOptions, 'scrapeOptions.');
         const { job, webhook } = crawlJob(request);
-        const { runId } = await start(principal, job, null, jobWebhook(req, webhook, 'crawl'));
+        const { runId } = await start(
+          principal,
+          job,
+          null,
+          jobWebhook(req, webhook, 'crawl'),
+          request.scrapeOptions.changeTracking,
+        );
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
       const batchRequest = valid(parseBatchScrapeRequest(req.body, v));
@@ -153,6 +161,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         batch.job,
         batch.urls,
         jobWebhook(req, batch.webhook, 'batch_scrape'),
+        batchRequest.changeTracking,
       );
       return [
         200,
@@ -273,6 +282,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         timeoutMs: request.timeout,
       },
       options && ((urls) => searchScrapeJob(urls, options)),
+      options?.changeTracking ?? null,
     );
     const formats = options?.formats ?? [];
     const hits = outcome.results.map((result): SearchHit => {
@@ -380,7 +390,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = firecrawlFormats(run.formats, run.extract);
+    const formats = firecrawlFormats(run.formats, run.extract, run.tracking);
     const data = page.items.map((doc, i) =>
       firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
     );

@@ -115,6 +115,8 @@ describe('the crawl field', () => {
       track_content: false,
       urls: null,
       refetch: 'conditional',
+      extract: null,
+      page_tracking: null,
     });
   });
 

@@ -210,6 +210,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     error: null,
     unchanged: false,
     screenshot_url: null,
+    warning: null,
   };
   const ITEMS = {
     1: {
@@ -224,6 +225,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       error: null,
       unchanged: true,
       screenshot_url: null,
+      warning: null,
     },
     3: {
       url: 'https://example.com/items?page=2',
@@ -237,6 +239,7 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       error: { code: 'HTTP_ERROR', message: 'HTTP 503 Service Unavailable' },
       unchanged: false,
       screenshot_url: null,
+      warning: null,
     },
     4: {
       ...none,

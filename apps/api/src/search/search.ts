@@ -1,5 +1,11 @@
 import type { CreateJobInput, DocumentView } from '@scrapejobs/contracts';
-import { AppError, type CompatRun, type CompatService, type Principal } from '@scrapejobs/domain';
+import {
+  AppError,
+  type CompatRun,
+  type CompatService,
+  type PageTracking,
+  type Principal,
+} from '@scrapejobs/domain';
 import {
   NO_SEARCH_MESSAGE,
   type SearchQuery,
@@ -37,13 +43,14 @@ export interface SearchOutcome {
 /**
  * A search (docs/api.md §25): the engine's results, then, when `scrapeJob` is given, their pages
  * scraped by the fleet as one batch job within what is left of the timeout (what is not done by
- * then is cancelled). The engine failing is a 502, not answering in time a 504.
+ * then is cancelled), each page compared with its previous scrape when `tracking` says so. The engine failing is a 502, not answering in time a 504.
  */
 export async function runSearch(
   deps: SearchDeps,
   principal: Principal,
   query: Omit<SearchQuery, 'signal'>,
   scrapeJob: ((urls: string[]) => CreateJobInput) | null,
+  tracking: PageTracking | null = null,
 ): Promise<SearchOutcome> {
   if (!deps.client) throw new AppError(501, NO_SEARCH_MESSAGE);
   const deadline = Date.now() + query.timeoutMs;
@@ -59,7 +66,7 @@ export async function runSearch(
   if (!scrapeJob || results.length === 0) return { results, warnings, scrape: null };
   const urls = results.map((r) => r.url);
   const job = await deps.parseJob(scrapeJob(urls), principal.userId);
-  const { runId } = await deps.compat.start(principal, job, urls);
+  const { runId } = await deps.compat.start(principal, job, urls, null, tracking);
   let run = await deps.compat.waitForEnd(principal, runId, Math.max(0, deadline - Date.now()));
   if (run.run.status === 'running') {
     await deps.compat.cancel(principal, run);

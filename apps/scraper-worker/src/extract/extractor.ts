@@ -3,6 +3,7 @@ import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/ext
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 import { AloneGate } from './alone-gate.ts';
 import type { AmendTask, CheckTask, ModelInput, ModelInputSpec } from './model-tasks.ts';
+import type { TrackedDocument, TrackTask } from './tracking-tasks.ts';
 
 /** A page as it arrived: fetched bytes (decoded in the thread) or rendered HTML. */
 export type PageContent = { body: Uint8Array; contentType: string | undefined } | { html: string };
@@ -73,10 +74,11 @@ export type ThreadTask =
   | ({ type: 'sitemap' } & SitemapTask)
   | ({ type: 'diff' } & DiffTask)
   | ({ type: 'check' } & CheckTask)
-  | ({ type: 'amend' } & AmendTask);
+  | ({ type: 'amend' } & AmendTask)
+  | ({ type: 'track' } & TrackTask);
 
 /** What a thread answers to a task. */
-export type ThreadValue = PageExtraction | SitemapUrls | PackedDocument | string | null;
+export type ThreadValue = PageExtraction | SitemapUrls | PackedDocument | TrackedDocument | string | null;
 
 /**
  * Run the page alone in this process: `mark(true)` once nothing else is extracted here and
@@ -155,6 +157,16 @@ export class PageExtractor {
       task.document.data,
       signal,
     ) as Promise<PackedDocument>;
+  }
+
+  /** The page's document compared with its previous scrape's (the document's bytes move to the thread). */
+  track(owner: string, task: TrackTask, signal?: AbortSignal): Promise<TrackedDocument> {
+    return this.#run(
+      owner,
+      { type: 'track', ...task },
+      task.document.data,
+      signal,
+    ) as Promise<TrackedDocument>;
   }
 
   async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {

@@ -33,10 +33,10 @@ export interface CheckTask {
   value: Record<string, unknown>;
 }
 
-/** Output of the model to add to a packed document. */
+/** Output of the model (and a page's comparison with its previous scrape) to add to a packed document. */
 export interface AmendTask {
   document: PackedDocument;
-  fields: Pick<PageDocument, 'summary' | 'json' | 'warning'>;
+  fields: Pick<PageDocument, 'summary' | 'json' | 'warning' | 'change_tracking'>;
 }
 
 /** The markdown of an HTML page as the model reads it: the document's when it has one, else made here. */
@@ -68,8 +68,9 @@ export function checkTask(task: CheckTask): string | null {
   return schema.check(task.value);
 }
 
-/** The document with the model's fields added, packed again. */
+/** The document with the fields added (a warning after the one it has), packed again. */
 export function amendTask(task: AmendTask): PackedDocument {
   const document = unpackDocument(task.document.data);
-  return packDocument({ ...document, ...task.fields });
+  const warning = [document.warning, task.fields.warning].filter(Boolean).join('; ');
+  return packDocument({ ...document, ...task.fields, ...(warning && { warning }) });
 }

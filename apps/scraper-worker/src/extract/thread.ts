@@ -34,6 +34,7 @@ import type {
   UrlFilterSpec,
 } from './extractor.ts';
 import { amendTask, checkTask, htmlModelInput, type ModelInput, textModelInput } from './model-tasks.ts';
+import { trackTask } from './tracking-tasks.ts';
 
 const { timeLimitMs } = workerData as ThreadSettings;
 const CACHED_JOBS = 16;
@@ -151,6 +152,8 @@ function runTask(task: ThreadTask): ThreadValue | Promise<ThreadValue> {
       return checkTask(task);
     case 'amend':
       return amendTask(task);
+    case 'track':
+      return trackTask(task);
   }
 }
 

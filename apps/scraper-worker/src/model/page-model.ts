@@ -11,6 +11,12 @@ import type { PageExtractor } from '../extract/extractor.ts';
 import type { ModelInput } from '../extract/model-tasks.ts';
 import { UserSlots } from './user-slots.ts';
 
+/** What an object is asked by: a JSON Schema, a prompt, or both. */
+export interface ObjectRequest {
+  schema: Record<string, unknown> | null;
+  prompt: string | null;
+}
+
 /** What a job asks the language model of each page (docs/api.md §24). */
 export interface ModelWork {
   extract: StoredExtract | null;
@@ -81,20 +87,7 @@ export class PageModel {
     try {
       const { extract } = work;
       if (extract) {
-        const { schema } = extract;
-        const result = await this.#spent(
-          userId,
-          model.extract({
-            markdown: input.text,
-            schema,
-            prompt: extract.prompt,
-            check: (value) =>
-              schema
-                ? this.#deps.extractor.checkAnswer(userId, { key: `${runId} extract`, schema, value }, signal)
-                : Promise.resolve(null),
-            signal,
-          }),
-        );
+        const result = await this.#extract(userId, `${runId} extract`, extract, input.text, signal);
         if (result.ok) {
           output.record = recordOf(result.value, extract.fields);
           output.fields.json = result.value;
@@ -115,6 +108,44 @@ export class PageModel {
       output.fields.warning = output.warning.message;
     }
     return output;
+  }
+
+  /**
+   * One object of `text` by `extract`'s schema and prompt, in one of the user's places (within
+   * the day's tokens); why there is none when the model gave nothing usable. `key` names the
+   * schema in the threads' cache of compiled schemas.
+   */
+  async object(
+    userId: string,
+    key: string,
+    extract: ObjectRequest,
+    text: string,
+    signal: AbortSignal,
+  ): Promise<ModelResult<Record<string, unknown>>> {
+    await this.#deps.ledger.check(userId);
+    const release = await this.#slots.take(userId, signal);
+    try {
+      return await this.#extract(userId, key, extract, text, signal);
+    } finally {
+      release();
+    }
+  }
+
+  #extract(userId: string, key: string, extract: ObjectRequest, text: string, signal: AbortSignal) {
+    const { schema, prompt } = extract;
+    return this.#spent(
+      userId,
+      this.#deps.model.extract({
+        markdown: text,
+        schema,
+        prompt,
+        check: (value) =>
+          schema
+            ? this.#deps.extractor.checkAnswer(userId, { key, schema, value }, signal)
+            : Promise.resolve(null),
+        signal,
+      }),
+    );
   }
 
   async #spent<T>(userId: string, call: Promise<ModelResult<T>>): Promise<ModelResult<T>> {

@@ -11,6 +11,7 @@ import type {
   RunSettings,
   RunState,
   RunStore,
+  TrackedPages,
 } from '@scrapejobs/domain';
 import { fetchSettingsHash, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
@@ -27,6 +28,7 @@ import type { RequestPace } from '../fetch/index.ts';
 import type { HostGate } from '../hosts/index.ts';
 import { type ModelStep, modelStep } from '../model/model-step.ts';
 import type { JobRateLimiter, Start } from '../rate-limiter.ts';
+import { type TrackingStep, trackingStep } from '../tracking/tracking-step.ts';
 import type { AloneLedger } from './alone-ledger.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
@@ -70,6 +72,8 @@ export interface WorkDeps extends PageLoaderDeps {
   extractor: PageExtractor;
   /** The operator's language model, null when none is configured (docs/api.md §24). */
   pageModel?: ModelStep['pageModel'];
+  /** The scrapes of pages that Firecrawl's changeTracking compares (docs/api.md §24). */
+  trackedPages: TrackedPages;
   /** RUN_TIMEOUT_MS: a run that takes longer, from its start, fails with TIMEOUT. */
   runTimeoutMs: number;
   /** robots.txt groups are chosen by this product token (SCRAPER_USER_AGENT before its `/`). */
@@ -129,6 +133,8 @@ export class RunWork {
   readonly #settingsHash: string;
   /** What the language model does with each page; null when the job asks it nothing. */
   readonly #model: ModelStep | null;
+  /** How each page compares with the account's previous scrape of it; null when the job does not ask. */
+  readonly #tracking: TrackingStep | null;
   #haltedBy: unknown = null;
   /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
   suspect = false;
@@ -151,6 +157,11 @@ export class RunWork {
     this.#fetching = new RunFetching(deps, state.jobId, settings);
     this.#settingsHash = fetchSettingsHash(settings);
     this.#model = modelStep(settings, deps.pageModel ?? null, deps.extractor);
+    this.#tracking = trackingStep(settings.pageTracking, {
+      pages: deps.trackedPages,
+      extractor: deps.extractor,
+      pageModel: deps.pageModel ?? null,
+    });
     this.#discovery = new Discovery({
       runId: state.runId,
       jobId: state.jobId,
@@ -342,6 +353,11 @@ export class RunWork {
     // The language model reads the page after its queries ran (docs/api.md §24).
     const modelled = this.#model && (await this.#model.apply(this.userId, this.runId, extracted, signal));
     if (modelled) extracted = modelled.extraction;
+    // After the model step, whose fields the compared document keeps (docs/api.md §24).
+    const tracked =
+      this.#tracking && (await this.#tracking.apply(this.userId, this.runId, url, extracted, signal));
+    if (tracked) extracted = tracked.extraction;
+    const warning = joinWarnings(modelled?.warning ?? null, tracked?.warning ?? null);
     const { records, json, links } = extracted;
     return {
       outcome: {
@@ -350,7 +366,7 @@ export class RunWork {
         records,
         fetchedAt,
         failure: null,
-        ...(modelled?.warning && { warning: modelled.warning }),
+        ...(warning && { warning }),
         ...(bodyHash !== null && {
           validators: {
             etag: page.validators?.etag ?? null,
@@ -494,6 +510,13 @@ export class RunWork {
       message: `The run could not go on after ${attempts} attempts: ${(err as Error)?.message ?? err}`,
     };
   }
+}
+
+/** The warnings of a page's steps as one: the first one's code, every message. */
+function joinWarnings(...warnings: (RunFailure | null)[]): RunFailure | null {
+  const given = warnings.filter((w) => w !== null);
+  if (given.length === 0) return null;
+  return { code: given[0]!.code, message: given.map((w) => w.message).join('; ') };
 }
 
 /** Hex SHA-256 of a page as it arrived: the body fetched, or the DOM rendered. */

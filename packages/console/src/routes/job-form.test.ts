@@ -25,6 +25,7 @@ describe('job form', () => {
       ],
       formats: [],
       content: null,
+      extract: null,
       scheduling: { minutes: [0, 30], days: [1, 'x'], timezone: 'Europe/Paris' },
       render_config: null,
       crawl: null,
@@ -37,6 +38,21 @@ describe('job form', () => {
     const { body } = toCreateBody({ ...emptyJobForm(), rateLimit: '' });
     expect(body).not.toHaveProperty('rate_limit');
     expect(body.scheduling).toBeNull();
+  });
+
+  it('sends extract as parsed JSON and a prompt, and names a schema that is not JSON', () => {
+    const v = emptyJobForm();
+    v.extract = { schema: '{"type": "object", "properties": {"price": {"type": "number"}}}', prompt: '' };
+    const ok = toCreateBody(v);
+    expect(ok.body.extract).toEqual({
+      schema: { type: 'object', properties: { price: { type: 'number' } } },
+      prompt: null,
+    });
+    expect(ok.problems).toEqual({});
+    v.extract = { schema: '{"type": ', prompt: 'the price' };
+    const bad = toCreateBody(v);
+    expect(bad.body.extract).toEqual({ schema: '{"type": ', prompt: 'the price' });
+    expect(bad.problems['extract.schema']).toMatch(/^is not valid JSON: /);
   });
 
   it('names the form row of a query error', () => {

@@ -3,6 +3,7 @@ import { field, fields } from '../http/kit.ts';
 import type { TrackingFormValues } from '../views/changes.ts';
 import type { ContentFormValues } from '../views/content.ts';
 import { type CrawlFormValues, FOLLOW_ROWS } from '../views/crawl.ts';
+import type { ExtractFormValues } from '../views/extract.ts';
 import { emptyJobForm, type JobFormValues } from '../views/jobs.ts';
 
 const MAX_ROWS = 50;
@@ -32,6 +33,7 @@ export function readJobForm(req: Request): JobFormValues {
       includeTags: field(req, 'content_include'),
       excludeTags: field(req, 'content_exclude'),
     },
+    extract: { schema: field(req, 'extract_schema').trim(), prompt: field(req, 'extract_prompt').trim() },
     crawl: readCrawlForm(req),
     tracking: {
       enabled: field(req, 'change_tracking') === '1',
@@ -126,6 +128,24 @@ function toTracking(t: TrackingFormValues, places: FormPlaces): Record<string, u
 }
 
 /**
+ * `extract` as typed: null when both are empty; a schema that is not JSON is passed on as its text
+ * (the API refuses it at `extract.schema`) and named in `problems` with the parser's reason.
+ */
+function toExtract(e: ExtractFormValues, problems: Record<string, string>): Record<string, unknown> | null {
+  if (!e.schema && !e.prompt) return null;
+  let schema: unknown = null;
+  if (e.schema) {
+    try {
+      schema = JSON.parse(e.schema);
+    } catch (err) {
+      schema = e.schema;
+      problems['extract.schema'] = `is not valid JSON: ${(err as Error).message}`;
+    }
+  }
+  return { schema, prompt: e.prompt || null };
+}
+
+/**
  * `formats` as ticked, and `content`: null while it says what the defaults say (the main content,
  * no selectors), so that a job without page documents keeps no content setting.
  */
@@ -146,7 +166,13 @@ function toContent(c: ContentFormValues, places: FormPlaces): Record<string, unk
  * came from (empty rows and lines are left out), so errors at `queries[i]` or
  * `crawl.include[i]` can name the row or line the person sees.
  */
-export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>; rows: FormPlaces } {
+export function toCreateBody(v: JobFormValues): {
+  body: Record<string, unknown>;
+  rows: FormPlaces;
+  /** What the form itself finds wrong (a schema that is not JSON), by the API's path. */
+  problems: Record<string, string>;
+} {
+  const problems: Record<string, string> = {};
   const rows: FormPlaces = {
     queries: [],
     follow: [],
@@ -175,12 +201,14 @@ export function toCreateBody(v: JobFormValues): { body: Record<string, unknown>;
       ...(v.rateLimit !== '' && { rate_limit: numberOrText(v.rateLimit) }),
       queries,
       ...toContent(v.content, rows),
+      extract: toExtract(v.extract, problems),
       scheduling: v.schedule ? scheduling : null,
       render_config: v.render ? { enabled: true } : null,
       crawl: toCrawl(v.crawl, rows),
       change_tracking: toTracking(v.tracking, rows),
     },
     rows,
+    problems,
   };
 }
 

@@ -299,3 +299,71 @@ describe('the job form’s crawl settings', () => {
     }
   });
 });
+
+describe('the extract field', () => {
+  const post = (body: Record<string, string>) =>
+    request(f.app)
+      .post('/console/jobs')
+      .set('Cookie', f.session.cookie)
+      .type('form')
+      .send({
+        _csrf: f.session.csrf,
+        name: 'Prices',
+        source: 'https://shop.example/p/1',
+        q_rows: '1',
+        ...body,
+      });
+  const SCHEMA =
+    '{"type": "object", "properties": {"title": {"type": "string"}, "price": {"type": "number"}}}';
+
+  it('is on the new job form', async () => {
+    const res = await get('/jobs/new');
+    expect(res.text).toContain('<legend>Extraction by the language model</legend>');
+    expect(res.text).toMatch(/<textarea id="extract-schema" name="extract_schema"/);
+    expect(res.text).toMatch(/<textarea id="extract-prompt" name="extract_prompt"/);
+  });
+
+  it('creates a job extracting with the schema and prompt, which its page shows with its record fields', async () => {
+    f.parseDetails = null;
+    const res = await post({ extract_schema: SCHEMA, extract_prompt: 'The <main> price' });
+    expect(res.status).toBe(303);
+    const id = /\/console\/jobs\/(job_\w+)$/.exec(res.headers.location!)![1]!;
+    expect((await f.jobs.get(f.owner, id)).extract).toEqual({
+      schema: JSON.parse(SCHEMA),
+      prompt: 'The <main> price',
+      fields: ['title', 'price'],
+    });
+    const page = await get(`/jobs/${id}`);
+    expect(page.text).toContain(
+      'one object a page; record fields <span class="mono">title</span>, <span class="mono">price</span>',
+    );
+    expect(page.text).toContain('&quot;price&quot;: {\n');
+    expect(page.text).toContain('<dd class="wrap">The &lt;main&gt; price</dd>');
+    expect(page.text).toContain('each page’s record is the object the language model extracts');
+  });
+
+  it('shows a schema that is not JSON, and the API’s errors, at their fields, keeping what was typed', async () => {
+    f.parseDetails = null;
+    const bad = await post({ extract_schema: '{"type": ', extract_prompt: 'the price' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(
+      /<textarea id="extract-schema" name="extract_schema" class="mono" rows="6" aria-invalid="true" aria-describedby="err-extract-schema">\{&quot;type&quot;:<\/textarea><p class="error" id="err-extract-schema">is not valid JSON: [^<]+<\/p>/,
+    );
+    expect(bad.text).toContain('>the price</textarea>');
+    f.parseDetails = { extract: 'no language model is configured (OPENAI_BASE_URL and MODEL_NAME)' };
+    try {
+      const refused = await post({ extract_prompt: 'the price' });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain(
+        '<p class="error" id="err-extract-schema">no language model is configured (OPENAI_BASE_URL and MODEL_NAME)</p>',
+      );
+      f.parseDetails = { 'extract.prompt': 'must be at most 10000 characters' };
+      const long = await post({ extract_prompt: 'x' });
+      expect(long.text).toMatch(
+        /name="extract_prompt" rows="3" maxlength="10000" aria-invalid="true" aria-describedby="err-extract-prompt">x<\/textarea><p class="error" id="err-extract-prompt">must be at most 10000 characters<\/p>/,
+      );
+    } finally {
+      f.parseDetails = null;
+    }
+  });
+});

@@ -52,7 +52,7 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     const values = readJobForm(req);
     if (req.body.add_row !== undefined)
       return kit.send(res, 200, jobFormPage(await kit.page(req), withExtraRow(values), {}));
-    const { body, rows } = toCreateBody(values);
+    const { body, rows, problems } = toCreateBody(values);
     // The service checks what needs the whole job too (change-tracking key names): a 400 as well.
     const created = await attempt(async () => {
       const input = await deps.parseJob(body, kit.owner(req).userId);
@@ -62,7 +62,10 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
       return kit.send(
         res,
         400,
-        jobFormPage(await kit.page(req), values, formErrors(created.failure.details, rows)),
+        jobFormPage(await kit.page(req), values, {
+          ...formErrors(created.failure.details, rows),
+          ...problems,
+        }),
       );
     await kit.redirect(req, res, `/console/jobs/${created.value.id}`, {
       kind: 'ok',

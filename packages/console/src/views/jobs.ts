@@ -4,6 +4,7 @@ import type { StoredResult } from '../deps.ts';
 import { emptyTrackingForm, type TrackingFormValues, trackingFieldset, trackingSettings } from './changes.ts';
 import { type ContentFormValues, contentFieldset, contentSettings, emptyContentForm } from './content.ts';
 import { type CrawlFormValues, crawlFieldset, crawlSettings, emptyCrawlForm } from './crawl.ts';
+import { type ExtractFormValues, emptyExtractForm, extractFieldset, extractSettings } from './extract.ts';
 import { badge, duration, plural, when } from './format.ts';
 import { healthHistory } from './health.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -134,6 +135,7 @@ ${actions}
   <dt>Rate limit</dt><dd>${job.rateLimit} requests per minute</dd>
   <dt>Schedule</dt><dd>${describeSchedule(job.scheduling)}</dd>
   ${contentSettings(job.formats, job.content)}
+  ${extractSettings(job.extract)}
   ${renderSettings(job.renderConfig)}
   <dt>Proxies</dt><dd>${proxy?.enabled ? `${proxy.rotation_strategy ?? 'round_robin'}${proxy.geo_targeting ? `, ${proxy.geo_targeting}` : ''}` : 'off'}</dd>
   ${crawlSettings(job.crawl)}
@@ -142,7 +144,7 @@ ${actions}
 </dl>
 ${
   queries.length === 0
-    ? html`<p class="empty">No queries: the job keeps its pages’ documents only.</p>`
+    ? html`<p class="empty">No queries: ${job.extract ? 'each page’s record is the object the language model extracts' : 'the job keeps its pages’ documents only'}.</p>`
     : html`<table class="cards">
 <caption>Queries</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Query</th><th scope="col">Joined</th></tr></thead>
@@ -220,6 +222,7 @@ export interface JobFormValues {
   timezone: string;
   render: boolean;
   content: ContentFormValues;
+  extract: ExtractFormValues;
   crawl: CrawlFormValues;
   tracking: TrackingFormValues;
 }
@@ -240,6 +243,7 @@ export const emptyJobForm = (): JobFormValues => ({
   timezone: 'UTC',
   render: false,
   content: emptyContentForm(),
+  extract: emptyExtractForm(),
   crawl: emptyCrawlForm(),
   tracking: emptyTrackingForm(),
 });
@@ -298,6 +302,7 @@ ${field('job-timezone', 'scheduling.timezone', 'Time zone', html`<input id="job-
 </fieldset>
 <label class="check"><input type="checkbox" name="render" value="1"${v.render ? html` checked` : ''}> Render pages in a headless browser (for pages built by JavaScript)</label>
 ${contentFieldset(v.content, errors)}
+${extractFieldset(v.extract, errors)}
 ${crawlFieldset(v.crawl, errors)}
 ${trackingFieldset(v.tracking, errors)}
 <div class="actions"><button type="submit" class="btn btn-primary">Create job</button>

@@ -1,4 +1,6 @@
 import { MAX_JSON_DEPTH } from '@scrapejobs/contracts';
+import type { PageChangeTracking } from './tracking.ts';
+
 /** The formats a document may hold (docs/api.md §17); `screenshot` is the renderer's, not a document's. */
 export type DocumentFormat = 'markdown' | 'html' | 'raw_html' | 'links' | 'metadata';
 
@@ -59,6 +61,8 @@ export interface PageDocument {
   json?: Record<string, unknown>;
   /** Why the language model's output is missing or was given a cut page. */
   warning?: string;
+  /** How the page compares with the account's previous scrape of it (Firecrawl's changeTracking). */
+  change_tracking?: PageChangeTracking;
   truncated: string[];
 }
 

@@ -26,6 +26,7 @@ import {
 import type { JobModel, RunModel } from '@scrapejobs/db';
 import { z } from 'zod';
 import { type StoredRequest, storedRequestSchema } from './jobs/request.ts';
+import { type PageTracking, pageTrackingSchema } from './runs/tracked-pages.ts';
 
 /** Why a URL or a run failed: a code of docs/api.md §6 and a message. */
 export interface RunFailure {
@@ -47,6 +48,7 @@ export type Job = Omit<
   | 'request'
   | 'urls'
   | 'extract'
+  | 'pageTracking'
 > & {
   queries: Query[];
   formats: FormatName[];
@@ -61,6 +63,8 @@ export type Job = Omit<
   /** A batch's URLs, seeded instead of the expanded source (docs/api.md §18). */
   urls: string[] | null;
   extract: StoredExtract | null;
+  /** Firecrawl's changeTracking format of a compatible-API job (docs/api.md §24). */
+  pageTracking: PageTracking | null;
 };
 
 /** A job's `extract` as stored: with its record fields, the schema's top-level properties in their order. */
@@ -103,6 +107,7 @@ const jobColumns = z.object({
   request: storedRequestSchema.nullable(),
   urls: z.array(z.string()).nullable(),
   extract: storedExtractSchema.nullable(),
+  pageTracking: pageTrackingSchema.nullable().default(null),
 });
 
 const runColumns = z.object({

@@ -176,9 +176,9 @@ describe('parseCrawlRequest', () => {
     [{ maxDiscoveryDepth: -1 }, 'maxDiscoveryDepth', 'must be at least 0'],
     [{ maxConcurrency: 0 }, 'maxConcurrency', 'must be at least 1'],
     [
-      { scrapeOptions: { formats: ['changeTracking'] } },
+      { scrapeOptions: { formats: ['branding'] } },
       'scrapeOptions.formats[0]',
-      'the format "changeTracking" is not supported by this service',
+      'the format "branding" is not supported by this service',
     ],
     [
       { scrapeOptions: { proxy: 'stealth' } },

@@ -65,6 +65,36 @@ describe('firecrawlDocument', () => {
     });
   });
 
+  it('shows change tracking in Firecrawl’s names when the changeTracking format is asked', () => {
+    const diff = { text: '--- before\n+++ after\n', json: { files: [] } };
+    const tracked: DocumentView = {
+      ...doc,
+      change_tracking: {
+        previous_scrape_at: '2026-12-01T10:00:00.000Z',
+        change_status: 'changed',
+        visibility: 'visible',
+        diff,
+        json: { price: { previous: 25, current: 30 } },
+      },
+    };
+    expect(
+      firecrawlDocument(tracked, {
+        version: 'v2',
+        formats: ['markdown', 'changeTracking'],
+        screenshotUrl: null,
+      }).changeTracking,
+    ).toEqual({
+      previousScrapeAt: '2026-12-01T10:00:00.000Z',
+      changeStatus: 'changed',
+      visibility: 'visible',
+      diff,
+      json: { price: { previous: 25, current: 30 } },
+    });
+    expect(
+      firecrawlDocument(tracked, { version: 'v2', formats: ['markdown'], screenshotUrl: null }),
+    ).not.toHaveProperty('changeTracking');
+  });
+
   it('leaves out a screenshot the page does not have', () => {
     expect(
       firecrawlDocument(doc, { version: 'v2', formats: ['screenshot'], screenshotUrl: null }),

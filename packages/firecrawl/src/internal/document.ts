@@ -10,6 +10,7 @@ export interface FirecrawlDocument {
   screenshot?: string;
   json?: Record<string, unknown>;
   summary?: string;
+  changeTracking?: ChangeTracking;
   /** Why the language model's output is missing (docs/api.md §24). */
   warning?: string;
   actions?: {
@@ -19,6 +20,15 @@ export interface FirecrawlDocument {
     pdfs: string[];
   };
   metadata: Record<string, unknown>;
+}
+
+/** Firecrawl's changeTracking of a document: how the page compares with the account's previous scrape. */
+export interface ChangeTracking {
+  previousScrapeAt: string | null;
+  changeStatus: 'new' | 'same' | 'changed' | 'removed';
+  visibility: 'visible' | 'hidden';
+  diff?: { text: string; json: unknown };
+  json?: Record<string, unknown>;
 }
 
 export interface DocumentOptions {
@@ -43,11 +53,30 @@ const FIRECRAWL_FORMAT: Partial<Record<FormatName, FirecrawlFormat>> = {
   summary: 'summary',
 };
 
-/** A job's formats (and its extract, the json format) as the Firecrawl formats a document of it shows. */
-export const firecrawlFormats = (formats: readonly FormatName[], extract = false): FirecrawlFormat[] => [
+/**
+ * A job's formats (its extract the json format, its page tracking the changeTracking format) as
+ * the Firecrawl formats a document of it shows.
+ */
+export const firecrawlFormats = (
+  formats: readonly FormatName[],
+  extract = false,
+  tracking = false,
+): FirecrawlFormat[] => [
   ...formats.flatMap((format) => FIRECRAWL_FORMAT[format] ?? []),
   ...(extract ? (['json'] as const) : []),
+  ...(tracking ? (['changeTracking'] as const) : []),
 ];
+
+/** A document's change_tracking in Firecrawl's names. */
+function changeTracking(tracking: NonNullable<DocumentView['change_tracking']>): ChangeTracking {
+  return {
+    previousScrapeAt: tracking.previous_scrape_at,
+    changeStatus: tracking.change_status,
+    visibility: tracking.visibility,
+    ...(tracking.diff && { diff: tracking.diff }),
+    ...(tracking.json && { json: tracking.json }),
+  };
+}
 
 /** og:* properties Firecrawl names itself (key without the prefix → Firecrawl's name). */
 const OG_NAMES: Readonly<Record<string, string>> = {
@@ -128,6 +157,8 @@ export function firecrawlDocument(doc: DocumentView, options: DocumentOptions): 
   if (asked.has('screenshot') && options.screenshotUrl !== null) out.screenshot = options.screenshotUrl;
   if (asked.has('json') && doc.json !== undefined) out.json = doc.json;
   if (asked.has('summary') && doc.summary !== undefined) out.summary = doc.summary;
+  if (asked.has('changeTracking') && doc.change_tracking !== undefined)
+    out.changeTracking = changeTracking(doc.change_tracking);
   if (doc.warning !== undefined) out.warning = doc.warning;
   const actions = options.actions;
   if (actions !== undefined && actions.screenshots + actions.scrapes > 0) {

@@ -46,7 +46,6 @@ describe('formats', () => {
   });
 
   it.each([
-    'changeTracking',
     'branding',
     'attributes',
     'images',
@@ -105,10 +104,72 @@ describe('formats', () => {
     });
   });
 
+  it('reads changeTracking as a name (no modes) and as an object with its modes, schema, prompt and tag', () => {
+    expect(parsedValue(scrape(['markdown', 'changeTracking']))).toMatchObject({
+      formats: ['markdown', 'changeTracking'],
+      changeTracking: { modes: [], schema: null, prompt: null, tag: null },
+      modelFormatsAt: [],
+    });
+    const schema = { type: 'object', properties: { price: { type: 'number' } } };
+    const options = parsedValue(
+      scrape([
+        'markdown',
+        {
+          type: 'changeTracking',
+          modes: ['git-diff', 'json', 'json'],
+          schema,
+          prompt: 'the price',
+          tag: 'daily',
+        },
+      ]),
+    );
+    expect(options).toMatchObject({
+      formats: ['markdown', 'changeTracking'],
+      changeTracking: { modes: ['git-diff', 'json'], schema, prompt: 'the price', tag: 'daily' },
+      modelFormatsAt: [1],
+    });
+  });
+
+  it("reads v1's changeTracking with changeTrackingOptions", () => {
+    const parsed = parseScrapeRequest(
+      {
+        url: 'https://example.com/',
+        formats: ['changeTracking', 'markdown'],
+        changeTrackingOptions: { modes: ['json'], prompt: 'prices', tag: null },
+      },
+      'v1',
+    );
+    expect(parsedValue(parsed)).toMatchObject({
+      changeTracking: { modes: ['json'], schema: null, prompt: 'prices', tag: null },
+      modelFormatsAt: [0],
+    });
+  });
+
+  it('refuses changeTracking without markdown, json mode without schema or prompt, and unknown modes', () => {
+    expect(detailsOf(scrape(['html', 'changeTracking']))).toEqual({
+      'formats[1]':
+        'the changeTracking format compares markdown: the markdown format must be asked for as well',
+    });
+    expect(detailsOf(scrape(['markdown', { type: 'changeTracking', modes: ['json'] }]))).toEqual({
+      'formats[1]': 'the json mode of changeTracking needs a schema or a prompt',
+    });
+    expect(detailsOf(scrape(['markdown', { type: 'changeTracking', modes: ['word-diff'] }]))).toEqual({
+      'formats[1].modes[0]': 'must be one of git-diff, json',
+    });
+    expect(
+      detailsOf(
+        parseScrapeRequest(
+          { url: 'https://example.com/', formats: ['markdown'], changeTrackingOptions: { modes: [] } },
+          'v1',
+        ),
+      ),
+    ).toEqual({ changeTrackingOptions: 'is only for the changeTracking format' });
+  });
+
   it('refuses a name Firecrawl does not have', () => {
     expect(detailsOf(scrape(['markdwn']))).toEqual({
       'formats[0]':
-        'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot, json, summary',
+        'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot, json, summary, changeTracking',
     });
   });
 

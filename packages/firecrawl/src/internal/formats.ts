@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { type Issue, nestedIssues, report, schemaProblem } from './parse.ts';
-import { FIRECRAWL_FORMATS, type FirecrawlFormat, type JsonOptions } from './types.ts';
+import {
+  type ChangeTrackingOptions,
+  FIRECRAWL_FORMATS,
+  type FirecrawlFormat,
+  type JsonOptions,
+} from './types.ts';
 
 const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
   markdown: 'markdown',
@@ -14,6 +19,7 @@ const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
   // v1's name of the json format.
   extract: 'json',
   summary: 'summary',
+  changeTracking: 'changeTracking',
 };
 
 /** Formats the operator's language model writes (docs/api.md §24). */
@@ -21,7 +27,6 @@ const MODEL_FORMATS: readonly FirecrawlFormat[] = ['json', 'summary'];
 
 /** Firecrawl formats (v1 and v2) this service does not produce: named in the 400. */
 const UNSUPPORTED = new Set([
-  'changeTracking',
   'branding',
   'attributes',
   'images',
@@ -57,19 +62,46 @@ const screenshotObject = z.strictObject({
     ),
 });
 
+/** A JSON Schema for the language model: an object, bounded in nesting and size. */
+const modelSchema = z
+  .record(z.string(), z.unknown())
+  .nullish()
+  .superRefine((schema, ctx) => {
+    const problem = schema ? schemaProblem(schema) : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 /** `{type: "json", schema?, prompt?}` (v2), its options read as the job's extraction. */
 const jsonObject = z.strictObject({
   type: z.enum(['json', 'extract']),
-  schema: z
-    .record(z.string(), z.unknown())
-    .nullish()
-    .superRefine((schema, ctx) => {
-      const problem = schema ? schemaProblem(schema) : null;
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
+  schema: modelSchema,
   prompt: z.string().trim().min(1).max(10_000).nullish(),
   // The SDK's own option: pages are always data to the model here (docs/api.md §24).
   checkPromptInjection: z.boolean().optional(),
+});
+
+/** The changeTracking format's options: `{modes?, schema?, prompt?, tag?}` (v2's object, v1's `changeTrackingOptions`). */
+export const changeTrackingFields = {
+  modes: z
+    .array(z.enum(['git-diff', 'json']))
+    .max(10)
+    .default([])
+    .transform((modes) => [...new Set(modes)]),
+  schema: modelSchema,
+  prompt: z.string().trim().min(1).max(10_000).nullish(),
+  tag: z.string().min(1).max(256).nullish(),
+};
+
+const changeTrackingObject = z.strictObject({ type: z.literal('changeTracking'), ...changeTrackingFields });
+
+/** The changeTracking options as parsed, with Firecrawl's defaults. */
+export const trackingOptions = (
+  given: Partial<z.output<z.ZodObject<typeof changeTrackingFields>>> = {},
+): ChangeTrackingOptions => ({
+  modes: given.modes ?? [],
+  schema: given.schema ?? null,
+  prompt: given.prompt ?? null,
+  tag: given.tag ?? null,
 });
 
 /** The formats of a request: their names once each, the json format's options, and where model formats are. */
@@ -77,8 +109,12 @@ export interface ParsedFormats {
   names: FirecrawlFormat[];
   /** The json format's schema and prompt as given in the format object (v1 gives them apart). */
   json: JsonOptions | null;
-  /** Indexes in `formats` of the formats that need the language model. */
+  /** Indexes in `formats` of the formats that need the language model (changeTracking's is added once its modes are known). */
   modelAt: number[];
+  /** The changeTracking format's options as given in the format object; null for none or the name alone. */
+  changeTracking: ChangeTrackingOptions | null;
+  /** Where in `formats` the changeTracking format is; null without it. */
+  changeTrackingAt: number | null;
 }
 
 function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat | null {
@@ -89,7 +125,11 @@ function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat 
 }
 
 function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedFormats): FirecrawlFormat | null {
-  if (typeof item === 'string') return formatName(item, at, issues);
+  if (typeof item === 'string') {
+    const name = formatName(item, at, issues);
+    if (name === 'changeTracking') out.changeTrackingAt = at;
+    return name;
+  }
   if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
     issues.push({ path: [at], message: 'must be a format name or an object with a type' });
     return null;
@@ -106,6 +146,16 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
     out.json = { schema: parsed.data.schema ?? null, prompt: parsed.data.prompt ?? null };
     return name;
   }
+  if (name === 'changeTracking') {
+    const parsed = changeTrackingObject.safeParse(item);
+    if (!parsed.success) {
+      issues.push(...nestedIssues(parsed.error.issues, [at]));
+      return null;
+    }
+    out.changeTracking = trackingOptions(parsed.data);
+    out.changeTrackingAt = at;
+    return name;
+  }
   const schema = type === 'screenshot' ? screenshotObject : z.strictObject({ type: z.string() });
   const parsed = schema.safeParse(item);
   if (parsed.success) return name;
@@ -120,10 +170,21 @@ export const formatsSchema = z
   .default(['markdown'])
   .transform((items, ctx): ParsedFormats => {
     const issues: Issue[] = [];
-    const out: ParsedFormats = { names: [], json: null, modelAt: [] };
+    const out: ParsedFormats = {
+      names: [],
+      json: null,
+      modelAt: [],
+      changeTracking: null,
+      changeTrackingAt: null,
+    };
     const names = items.map((item, at) => readFormat(item, at, issues, out));
     const screenshots = names.filter((name) => name === 'screenshot').length;
     if (screenshots > 1) issues.push({ path: [], message: 'you may only specify one screenshot format' });
+    if (out.changeTrackingAt !== null && !names.includes('markdown'))
+      issues.push({
+        path: [out.changeTrackingAt],
+        message: 'the changeTracking format compares markdown: the markdown format must be asked for as well',
+      });
     if (report(issues, ctx)) return z.NEVER;
     out.names = [...new Set(names.filter((n): n is FirecrawlFormat => n !== null))];
     out.modelAt = names.flatMap((name, at) => (name && MODEL_FORMATS.includes(name) ? [at] : []));

@@ -175,6 +175,7 @@ const MAP_OPTIONS: ScrapeOptions = {
   formats: [],
   json: null,
   modelFormatsAt: [],
+  changeTracking: null,
   actionOutputs: { screenshots: 0, scrapes: 0 },
   onlyMainContent: true,
   includeTags: [],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { actionsSchema, planRender } from './actions.ts';
 import { headersSchema, locationSchema, readFetchSettings } from './fetch-settings.ts';
-import { formatsSchema } from './formats.ts';
+import { changeTrackingFields, formatsSchema, trackingOptions } from './formats.ts';
 import {
   bookkeepingFields,
   type Issue,
@@ -10,7 +10,7 @@ import {
   schemaProblem,
   unsupportedOption,
 } from './parse.ts';
-import type { FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
+import type { ChangeTrackingOptions, FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
 
 /** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -112,7 +112,7 @@ const v1Fields = {
   parsePDF: onlyBoolean(true, 'PDFs are always parsed'),
   extract: v1JsonOptions,
   jsonOptions: v1JsonOptions,
-  changeTrackingOptions: unsupportedOption('changeTrackingOptions'),
+  changeTrackingOptions: z.strictObject(changeTrackingFields).optional(),
   agent: unsupportedOption('agent'),
   geolocation: locationSchema,
 };
@@ -124,6 +124,7 @@ type CommonOptions = z.output<z.ZodObject<typeof commonFields>> & {
   geolocation?: z.output<typeof locationSchema>;
   extract?: z.output<typeof v1JsonOptions>;
   jsonOptions?: z.output<typeof v1JsonOptions>;
+  changeTrackingOptions?: z.output<typeof v1Fields.changeTrackingOptions>;
 };
 
 /**
@@ -151,6 +152,32 @@ function jsonOptions(options: CommonOptions, issues: Issue[]): JsonOptions | nul
 }
 
 /**
+ * The changeTracking format's options: the format object's (v2), else v1's
+ * `changeTrackingOptions`; `json` mode needs a schema or a prompt, and the language model (its
+ * index joins `modelAt`).
+ */
+function changeTracking(
+  options: CommonOptions,
+  issues: Issue[],
+): { tracking: ChangeTrackingOptions | null; modelAt: number[] } {
+  const { changeTrackingAt: at, modelAt } = options.formats;
+  const v1 = options.changeTrackingOptions;
+  if (at === null) {
+    if (v1)
+      issues.push({ path: ['changeTrackingOptions'], message: 'is only for the changeTracking format' });
+    return { tracking: null, modelAt };
+  }
+  const tracking = options.formats.changeTracking ?? trackingOptions(v1);
+  if (!tracking.modes.includes('json')) return { tracking, modelAt };
+  if (tracking.schema === null && tracking.prompt === null)
+    issues.push({
+      path: options.formats.changeTracking ? ['formats', at] : ['changeTrackingOptions'],
+      message: 'the json mode of changeTracking needs a schema or a prompt',
+    });
+  return { tracking, modelAt: [...modelAt, at].sort((a, b) => a - b) };
+}
+
+/**
  * The options of a parsed request as ScrapeOptions: `waitFor` and `actions` become render steps,
  * headers and location the fetch settings. Problems go to `ctx` at their field's path.
  */
@@ -163,6 +190,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
   });
   const issues = [...(render.ok ? [] : render.issues), ...fetch.issues];
   const json = jsonOptions(options, issues);
+  const tracked = changeTracking(options, issues);
   if (options.timeout !== undefined && options.waitFor > options.timeout / 2)
     issues.push({ path: ['waitFor'], message: 'waitFor must not exceed half of timeout' });
   report(issues, ctx);
@@ -172,7 +200,8 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
   return {
     formats: options.formats.names,
     json,
-    modelFormatsAt: options.formats.modelAt,
+    modelFormatsAt: tracked.modelAt,
+    changeTracking: tracked.tracking,
     actionOutputs: plan.outputs,
     onlyMainContent: options.onlyMainContent,
     includeTags: options.includeTags,

@@ -13,6 +13,7 @@ describe('parseScrapeRequest', () => {
       formats: ['markdown'],
       json: null,
       modelFormatsAt: [],
+      changeTracking: null,
       actionOutputs: { screenshots: 0, scrapes: 0 },
       onlyMainContent: true,
       includeTags: [],
@@ -170,12 +171,6 @@ describe('parseScrapeRequest', () => {
       'jsonOptions.schema',
       'must describe an object (type "object"): each of its top-level properties is a field',
     ],
-    [
-      'v1',
-      { changeTrackingOptions: { modes: [] } },
-      'changeTrackingOptions',
-      'the option "changeTrackingOptions" is not supported by this service',
-    ],
     ['v1', { agent: { prompt: 'x' } }, 'agent', 'the option "agent" is not supported by this service'],
   ] as const)('refuses the %s option %j, naming it', (version, fields, path, message) => {
     expect(detailsOf(scrape(fields, version))).toEqual({ [path]: message });
@@ -200,11 +195,11 @@ describe('parseScrapeRequest', () => {
   });
 
   it('names the first problem in the message', () => {
-    const parsed = scrape({ formats: ['changeTracking'], timeout: 5 });
+    const parsed = scrape({ formats: ['branding'], timeout: 5 });
     expect(parsed).toEqual({
       ok: false,
       message:
-        'The request is invalid: formats[0]: the format "changeTracking" is not supported by this service (and 1 more: see details).',
+        'The request is invalid: formats[0]: the format "branding" is not supported by this service (and 1 more: see details).',
       details: expect.any(Object) as Record<string, string>,
     });
   });

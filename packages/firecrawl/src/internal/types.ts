@@ -5,7 +5,8 @@ export type FirecrawlVersion = 'v1' | 'v2';
 
 /**
  * The Firecrawl formats this service can produce (`screenshot@fullPage` is read as `screenshot`,
- * v1's `extract` as `json`); `json` and `summary` need the operator's language model.
+ * v1's `extract` as `json`); `json`, `summary` and `changeTracking` in `json` mode need the
+ * operator's language model.
  */
 export const FIRECRAWL_FORMATS = [
   'markdown',
@@ -15,6 +16,7 @@ export const FIRECRAWL_FORMATS = [
   'screenshot',
   'json',
   'summary',
+  'changeTracking',
 ] as const;
 export type FirecrawlFormat = (typeof FIRECRAWL_FORMATS)[number];
 
@@ -22,6 +24,16 @@ export type FirecrawlFormat = (typeof FIRECRAWL_FORMATS)[number];
 export interface JsonOptions {
   schema: Record<string, unknown> | null;
   prompt: string | null;
+}
+
+/** The changeTracking format's options (v2's format object, v1's `changeTrackingOptions`). */
+export interface ChangeTrackingOptions {
+  /** `git-diff`: the markdown's diff; `json`: the fields of objects extracted from both versions. */
+  modes: ('git-diff' | 'json')[];
+  schema: Record<string, unknown> | null;
+  prompt: string | null;
+  /** Scrapes are compared only with earlier ones of the same tag (null is a tag of its own). */
+  tag: string | null;
 }
 
 export const WEBHOOK_EVENTS = ['started', 'page', 'completed', 'failed'] as const;
@@ -68,6 +80,8 @@ export interface ScrapeOptions {
   json: JsonOptions | null;
   /** Where in `formats` (as given) the formats that need the language model are. */
   modelFormatsAt: number[];
+  /** The changeTracking format's options; null without it. */
+  changeTracking: ChangeTrackingOptions | null;
   actionOutputs: ActionOutputs;
   onlyMainContent: boolean;
   includeTags: string[];

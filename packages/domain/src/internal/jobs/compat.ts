@@ -8,6 +8,7 @@ import type { Run } from '../model.ts';
 import { toRun } from '../model.ts';
 import type { Owner } from '../principal.ts';
 import type { DocumentPage, ResultsService } from '../results/service.ts';
+import type { PageTracking } from '../runs/tracked-pages.ts';
 import { checkJobWebhook, type JobWebhook, jobWebhookRow } from '../webhooks/firecrawl.ts';
 import type { JobsService } from './service.ts';
 
@@ -34,6 +35,8 @@ export interface CompatRun {
   formats: FormatName[];
   /** Its job asks the language model for an object a page (Firecrawl's json format). */
   extract: boolean;
+  /** Its job compares each page with the previous scrape (Firecrawl's changeTracking format). */
+  tracking: boolean;
   expiresAt: Date;
 }
 
@@ -74,7 +77,7 @@ export class CompatService {
   }
 
   /**
-   * Makes the job (a batch's `urls` seeded instead of its source) and starts its run. A crawl's or
+   * Makes the job (a batch's `urls` seeded instead of its source, with its page tracking) and starts its run. A crawl's or
    * batch's webhook is checked first and stored before the run starts, so that the run's
    * job.started already finds it.
    */
@@ -83,6 +86,7 @@ export class CompatService {
     input: CreateJobInput,
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
+    pageTracking: PageTracking | null = null,
   ): Promise<{ runId: string; jobId: string; expiresAt: Date }> {
     if (webhook)
       await checkJobWebhook(owner, webhook, {
@@ -90,7 +94,7 @@ export class CompatService {
         resolve: this.#options.resolve,
       });
     const expiresAt = new Date(this.#now().getTime() + this.#options.retentionHours * 3_600_000);
-    const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt });
+    const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt, pageTracking });
     if (webhook) await this.#db.webhook.create({ data: jobWebhookRow(owner, job.id, webhook, this.#now()) });
     const { runId } = await this.#jobs.run(owner, job.id);
     return { runId, jobId: job.id, expiresAt };
@@ -105,7 +109,11 @@ export class CompatService {
             deleting: false,
             job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
           },
-          include: { job: { select: { source: true, expiresAt: true, formats: true, extract: true } } },
+          include: {
+            job: {
+              select: { source: true, expiresAt: true, formats: true, extract: true, pageTracking: true },
+            },
+          },
         })
       : null;
     const expiresAt = row?.job.expiresAt;
@@ -117,6 +125,7 @@ export class CompatService {
       source: job.source,
       formats: formatsSchema.parse(job.formats),
       extract: job.extract !== null,
+      tracking: job.pageTracking !== null,
       expiresAt,
     };
   }

@@ -25,6 +25,7 @@ import { decodeCursor, type Page, pageOf } from '../paging.ts';
 import type { Owner } from '../principal.ts';
 import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
 import { jobSettingsSql } from '../runs/settings.ts';
+import type { PageTracking } from '../runs/tracked-pages.ts';
 import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
 import { nextRunAt } from './cron.ts';
 import { sealRequest } from './request.ts';
@@ -45,6 +46,8 @@ export interface CompatJob {
   origin: 'firecrawl';
   expiresAt: Date;
   urls: string[] | null;
+  /** Firecrawl's changeTracking format (docs/api.md §24); null or absent: none. */
+  pageTracking?: PageTracking | null;
 }
 
 /** What a planned time of a job's schedule did. */
@@ -177,16 +180,17 @@ export class JobsService {
       urls: compat?.urls ?? null,
       expiresAt: compat?.expiresAt ?? null,
       extract: storeExtract(input.extract),
+      pageTracking: compat?.pageTracking ?? null,
     };
     const insert = {
       name: 'jobs-insert',
       text: `INSERT INTO jobs (id, user_id, mode, name, source, queries, rate_limit, scheduling,
                                render_config, proxy_config, crawl, change_tracking, request, retention_days,
                                formats, content, origin, urls, expires_at, refetch, status, created_at, updated_at,
-                               next_run_at, extract)
+                               next_run_at, extract, page_tracking)
              VALUES ($1, $2, $3::"Mode", $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10::jsonb, $13::jsonb,
                      $14::jsonb, $15::jsonb, $16, $17::jsonb, $18::jsonb, $19::"JobOrigin", $20::jsonb, $21,
-                     $22::"RefetchMode", 'scheduled', $11, $11, $12, $23::jsonb)`,
+                     $22::"RefetchMode", 'scheduled', $11, $11, $12, $23::jsonb, $24::jsonb)`,
       values: [
         job.id,
         job.userId,
@@ -211,6 +215,7 @@ export class JobsService {
         job.expiresAt?.toISOString() ?? null,
         job.refetch,
         jsonText(job.extract),
+        jsonText(job.pageTracking),
       ],
     };
     const unknown = keyIssues(input.change_tracking, job);
@@ -309,7 +314,7 @@ export class JobsService {
                                next_run_at = CASE WHEN $8 THEN $9::timestamp ELSE next_run_at END
                 WHERE id = $1 AND user_id = $2 AND mode = $3::"Mode" AND status IN ('scheduled', 'success', 'failed')
                 RETURNING id, name, source, queries, rate_limit, render_config, proxy_config, crawl, request,
-                          formats, content, change_tracking, urls, refetch, extract),
+                          formats, content, change_tracking, urls, refetch, extract, page_tracking),
              run AS (
                INSERT INTO runs (id, job_id, status, trigger, started_at, settings)
                SELECT $5, id, 'running', $6::"RunTrigger", $4, ${jobSettingsSql('started')}

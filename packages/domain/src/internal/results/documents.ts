@@ -29,15 +29,18 @@ export function documentView(
 
 /**
  * The formats of a run's documents, from its settings; with the language model's object (`json`)
- * when its job has `extract`, and its `warning` always (docs/api.md §24).
+ * when its job has `extract`, the comparison with the previous scrape (`change_tracking`) when it
+ * tracks pages, and its `warning` always (docs/api.md §24).
  */
 export function shownFormats(settings: unknown): ShownFormats {
-  const { formats, extract } = (settings as { formats?: unknown; extract?: unknown } | null) ?? {};
+  const { formats, extract, page_tracking } =
+    (settings as { formats?: unknown; extract?: unknown; page_tracking?: unknown } | null) ?? {};
   const shown = new Set(
     Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : [],
   );
   shown.add('warning');
   if (extract) shown.add('json');
+  if (page_tracking) shown.add('change_tracking');
   return shown;
 }
 

@@ -7,6 +7,7 @@ const TABLES = [
   { table: 'run_changes', key: 'seq' },
   { table: 'run_screenshots', key: 'seq' },
   { table: 'run_documents', key: 'seq' },
+  { table: 'tracked_pages', key: 'seq' },
   { table: 'run_robots', key: 'origin' },
 ] as const;
 

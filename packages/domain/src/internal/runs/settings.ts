@@ -18,6 +18,7 @@ import {
 import { z } from 'zod';
 import { type StoredRequest, storedRequestSchema } from '../jobs/request.ts';
 import { type StoredExtract, storedExtractSchema } from '../model.ts';
+import { type PageTracking, pageTrackingSchema } from './tracked-pages.ts';
 
 /** What a run does, as its job said when the run started (docs/api.md §3.6: changes apply from the next run). */
 export interface RunSettings {
@@ -40,6 +41,8 @@ export interface RunSettings {
   refetch: RefetchModeName;
   /** The language model's extraction of each page (docs/api.md §24); null for none. */
   extract: StoredExtract | null;
+  /** Firecrawl's changeTracking: each page compared with the account's previous scrape (docs/api.md §24). */
+  pageTracking: PageTracking | null;
 }
 
 const settingsSchema = z
@@ -57,6 +60,7 @@ const settingsSchema = z
     urls: z.array(z.string()).nullable().default(null),
     refetch: z.enum(REFETCH_MODES).default('conditional'),
     extract: storedExtractSchema.nullable().default(null),
+    page_tracking: pageTrackingSchema.nullable().default(null),
   })
   .transform(
     (s): RunSettings => ({
@@ -73,6 +77,7 @@ const settingsSchema = z
       trackContent: s.track_content,
       refetch: s.refetch,
       extract: s.extract,
+      pageTracking: s.page_tracking,
     }),
   );
 
@@ -88,7 +93,8 @@ export const jobSettingsSql = (job: string): string => `jsonb_build_object(
   'render_config', ${job}.render_config, 'proxy_config', ${job}.proxy_config, 'crawl', ${job}.crawl,
   'request', ${job}.request, 'formats', ${job}.formats, 'content', ${job}.content,
   'track_content', coalesce((${job}.change_tracking->>'content')::boolean, false),
-  'urls', ${job}.urls, 'refetch', ${job}.refetch, 'extract', ${job}.extract)`;
+  'urls', ${job}.urls, 'refetch', ${job}.refetch, 'extract', ${job}.extract,
+  'page_tracking', ${job}.page_tracking)`;
 
 /**
  * A run's settings in SQL, over its row `r` and its job's `j`: its `settings` column, or, for a

@@ -306,6 +306,7 @@ describe('RunStore', () => {
       trackContent: false,
       refetch: 'conditional',
       extract: null,
+      pageTracking: null,
     });
     await frontier.seed(legacy);
     expect((await urlsOf(legacy)).map((u) => u.url)).toEqual(
