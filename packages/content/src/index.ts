@@ -9,6 +9,12 @@ export {
 } from './internal/document.ts';
 export { ContentError } from './internal/errors.ts';
 export { checkSelector, htmlDocument } from './internal/html/index.ts';
+export {
+  LITTLE_TEXT_CHARS,
+  type PlainPageSignals,
+  plainPageSignals,
+  type RenderSignal,
+} from './internal/html/render-need.ts';
 export { type BodyKind, bodyKind } from './internal/kind.ts';
 export { pdfDocument } from './internal/pdf/index.ts';
 export { textDocument } from './internal/plain.ts';

@@ -68,6 +68,8 @@ export {
   QUERY_TYPES,
   querySchema,
   REFETCH_MODES,
+  RENDER_MODES,
+  type RenderModeName,
   renderConfigSchema,
   runAcceptedSchema,
   runListSchema,

@@ -70,6 +70,10 @@ export const schedulingSchema = z
   // docs/api.md §3.5: empty or omitted minutes mean minute 0.
   .transform((s) => ({ ...s, minutes: s.minutes.length ? s.minutes : [0] }));
 
+/** How a job renders its pages (docs/api.md §23). */
+export const RENDER_MODES = ['always', 'auto'] as const;
+export type RenderModeName = (typeof RENDER_MODES)[number];
+
 export const renderConfigSchema = z.strictObject({
   enabled: z.boolean().default(false),
   wait_strategy: z.enum(WAIT_STRATEGIES).default('load'),
@@ -78,6 +82,16 @@ export const renderConfigSchema = z.strictObject({
   actions: z.array(renderActionSchema).max(20).default([]),
   /** A full-page PNG of each rendered URL, kept with the run (docs/api.md §14). */
   screenshot: z.boolean().default(false),
+  /**
+   * `always` renders every page; `auto` fetches each page plainly first and renders only those
+   * that need it (docs/api.md §23).
+   */
+  mode: z.enum(RENDER_MODES).default('always'),
+  /**
+   * Refuse what a page's DOM does not need (style sheets, tracking beacons, third-party media);
+   * null: true for a job that keeps records only (docs/api.md §23).
+   */
+  block_resources: z.boolean().nullable().default(null),
 });
 
 export const proxyConfigSchema = z.strictObject({

@@ -33,7 +33,7 @@ const mapJobOf = (fields: Record<string, unknown>, version: FirecrawlVersion = '
 };
 
 describe('scrapeJob', () => {
-  it('fetches one page with markdown and metadata by default', () => {
+  it('fetches one page with markdown and metadata by default, rendering it only when it needs it', () => {
     expect(scrapeJobOf({})).toEqual({
       job: {
         name: 'Firecrawl scrape https://example.com/page',
@@ -43,7 +43,15 @@ describe('scrapeJob', () => {
         content: { only_main_content: true, include_tags: [], exclude_tags: [] },
         rate_limit: 6000,
         scheduling: null,
-        render_config: null,
+        render_config: {
+          enabled: true,
+          mode: 'auto',
+          wait_strategy: 'load',
+          wait_timeout_ms: 30_000,
+          actions: [],
+          screenshot: false,
+          block_resources: null,
+        },
         proxy_config: null,
         crawl: null,
         change_tracking: null,
@@ -74,10 +82,12 @@ describe('scrapeJob', () => {
       expect(job.formats).toEqual(['metadata', 'screenshot']);
       expect(job.render_config).toEqual({
         enabled: true,
+        mode: 'always',
         wait_strategy: 'load',
         wait_timeout_ms: 30_000,
         actions: [],
         screenshot: true,
+        block_resources: null,
       });
     },
   );
@@ -98,6 +108,7 @@ describe('scrapeJob', () => {
     expect(timeoutMs).toBe(20_000);
     expect(job.render_config).toEqual({
       enabled: true,
+      mode: 'always',
       wait_strategy: 'load',
       wait_timeout_ms: 20_000,
       actions: [
@@ -105,6 +116,7 @@ describe('scrapeJob', () => {
         { type: 'click', selector: '#more' },
       ],
       screenshot: false,
+      block_resources: null,
     });
     // The scrape action's HTML is the page's raw HTML.
     expect(job.formats).toEqual(['markdown', 'raw_html', 'metadata']);
@@ -114,6 +126,11 @@ describe('scrapeJob', () => {
     const { job } = scrapeJobOf({ actions: [{ type: 'wait', milliseconds: 100 }, { type: 'screenshot' }] });
     expect(job.render_config).toMatchObject({ enabled: true, screenshot: true });
     expect(job.formats).toEqual(['markdown', 'metadata']);
+  });
+
+  it('renders every page for mobile, as a phone shows it', () => {
+    expect(scrapeJobOf({ mobile: true }).job.render_config).toMatchObject({ enabled: true, mode: 'always' });
+    expect(scrapeJobOf({ mobile: false }).job.render_config).toMatchObject({ enabled: true, mode: 'auto' });
   });
 
   it('caps the render wait at the 120 s a job takes', () => {

@@ -51,15 +51,21 @@ function jobFormats(options: ScrapeOptions): FormatName[] {
   return FORMAT_ORDER.filter((name) => names.has(name));
 }
 
-function renderConfig(options: ScrapeOptions): RenderConfig | null {
+/**
+ * Firecrawl renders every page: here each page is fetched plainly first and rendered when it needs
+ * it (docs/api.md §23); `waitFor`, actions, screenshots and `mobile` render always.
+ */
+function renderConfig(options: ScrapeOptions): RenderConfig {
   const screenshot = options.formats.includes('screenshot') || options.actionOutputs.screenshots > 0;
-  if (!screenshot && options.renderActions.length === 0) return null;
+  const always = screenshot || options.renderActions.length > 0 || options.mobile;
   return {
     enabled: true,
+    mode: always ? 'always' : 'auto',
     wait_strategy: 'load',
     wait_timeout_ms: Math.min(options.timeout, MAX_RENDER_WAIT_MS),
     actions: options.renderActions,
     screenshot,
+    block_resources: null,
   };
 }
 
@@ -182,6 +188,7 @@ const MAP_OPTIONS: ScrapeOptions = {
   excludeTags: [],
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
+  mobile: false,
   fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
 };
 
@@ -203,6 +210,8 @@ export function mapJob(request: MapRequest): {
     job: {
       ...job,
       content: null,
+      // A map lists links; the plain pages have them (Firecrawl's map does not render either).
+      render_config: null,
       crawl: {
         follow: [...FOLLOW_LINKS],
         max_depth: request.sitemap === 'only' ? 0 : 1,

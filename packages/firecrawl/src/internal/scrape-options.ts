@@ -208,6 +208,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     excludeTags: options.excludeTags,
     timeout: options.timeout ?? Math.max(DEFAULT_TIMEOUT_MS, 2 * plan.totalWaitMs),
     renderActions: plan.steps,
+    mobile: options.mobile,
     fetch: fetch.settings,
   };
 }

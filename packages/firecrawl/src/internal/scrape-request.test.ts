@@ -20,6 +20,7 @@ describe('parseScrapeRequest', () => {
       excludeTags: [],
       timeout: 30_000,
       renderActions: [],
+      mobile: false,
       fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
     });
   });

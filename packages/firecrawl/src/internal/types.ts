@@ -90,6 +90,8 @@ export interface ScrapeOptions {
   timeout: number;
   /** `waitFor` and `actions` as render steps, in order. */
   renderActions: RenderAction[];
+  /** Firecrawl's `mobile`: the page is rendered as a phone would show it. */
+  mobile: boolean;
   fetch: FetchSettings;
 }
 
