@@ -1,4 +1,4 @@
-import type { ContentOptions, PackedDocument, PageInfo } from '@scrapejobs/content';
+import type { ContentOptions, PackedDocument, PageInfo, RenderSignal } from '@scrapejobs/content';
 import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
 import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 import { AloneGate } from './alone-gate.ts';
@@ -37,7 +37,16 @@ export interface ExtractTask {
   document?: DocumentSpec;
   /** The page's text for the language model (docs/api.md §24), when the job asks it something. */
   model?: ModelInputSpec & { page: PageInfo };
+  /**
+   * A page fetched plainly for `render_config.mode: auto` (docs/api.md §23): whether it needs
+   * rendering, by the page's own signals (`rules`), or also because the job's queries found
+   * nothing on it (`full`).
+   */
+  renderCheck?: 'rules' | 'full';
 }
+
+/** Why a plainly fetched page needs rendering: a rule of its HTML, or the job's queries found nothing. */
+export type RenderReason = RenderSignal | 'queries_empty';
 
 /** What a page gave: its records, as one JSON array text, and the URLs its links lead to, kept by the crawl's filter. */
 export interface PageExtraction {
@@ -49,6 +58,8 @@ export interface PageExtraction {
   document?: PackedDocument;
   /** The page's text for the language model, when the task asked for it. */
   modelInput?: ModelInput;
+  /** With `renderCheck`: why the page needs rendering, null when it does not. */
+  renderNeed?: RenderReason | null;
 }
 
 export interface SitemapTask {

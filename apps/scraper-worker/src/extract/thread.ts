@@ -10,6 +10,7 @@ import {
   packDocument,
   pageDiff,
   pdfDocument,
+  plainPageSignals,
   textDocument,
 } from '@scrapejobs/content';
 import { LinkFilter, normalizeUrl, readSitemap } from '@scrapejobs/crawl';
@@ -26,6 +27,7 @@ import { serveTasks } from '@scrapejobs/sandbox';
 import type {
   ExtractTask,
   PageExtraction,
+  RenderReason,
   SitemapTask,
   SitemapUrls,
   ThreadSettings,
@@ -95,10 +97,25 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
     (kind === 'html'
       ? htmlModelInput(task.model, html, task.model.page, document)
       : textModelInput(task.model, kind === 'text' ? html : ''));
+  const renderNeed = task.renderCheck && (kind === 'html' ? renderNeedOf(task, html, records.length) : null);
   return withDocument(
-    { records: records.length, json: JSON.stringify(records), links: found, ...withModelInput(modelInput) },
+    {
+      records: records.length,
+      json: JSON.stringify(records),
+      links: found,
+      ...withModelInput(modelInput),
+      ...(renderNeed !== undefined && { renderNeed }),
+    },
     document,
   );
+}
+
+/** Why a plainly fetched HTML page needs rendering (docs/api.md §23); null when it does not. */
+function renderNeedOf(task: ExtractTask, html: string, records: number): RenderReason | null {
+  const { scripts, signal } = plainPageSignals(html);
+  if (signal) return signal;
+  const queriesFoundNothing = task.queries.length > 0 && records === 0;
+  return task.renderCheck === 'full' && scripts && queriesFoundNothing ? 'queries_empty' : null;
 }
 
 const withModelInput = (modelInput: ModelInput | undefined) => (modelInput ? { modelInput } : {});
