@@ -24,6 +24,7 @@ import type { Renderer } from './render/index.ts';
 import { AloneLedger } from './run/alone-ledger.ts';
 import { Analyst } from './run/analyst.ts';
 import { Dispatcher } from './run/dispatcher.ts';
+import { RenderLearning } from './run/render-learning.ts';
 import { UrlLeases } from './run/url-leases.ts';
 
 /** How often a worker looks for ended runs to analyse (changes and health, docs/api.md §13). */
@@ -103,6 +104,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       aloneLedger: new AloneLedger(redis, config.QUEUE_PREFIX),
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
       hosts,
+      renderLearning: new RenderLearning(redis, config.QUEUE_PREFIX),
       extractor,
       pageModel,
       trackedPages: new TrackedPages(db.pool),

@@ -434,6 +434,16 @@ export const runUrlSchema = z.object({
     .string()
     .nullable()
     .describe('the PNG of the rendered page (render_config.screenshot), scope jobs:read; null when none'),
+  rendered: z
+    .boolean()
+    .nullable()
+    .describe('its page was rendered in Chromium (docs/api.md §23); null when it was not fetched'),
+  render_reason: z
+    .string()
+    .nullable()
+    .describe(
+      'why it was rendered or not with render_config.mode auto (app_root, noscript, inline_state, little_text, queries_empty, host_learned, static, not_html, render_failed) or always (always); null for a page not rendered by its job',
+    ),
 });
 
 export const runUrlListSchema = z.object({

@@ -39,8 +39,11 @@ beforeAll(async () => {
   other = await startServer(
     recorder(seenAt.other, (path, res) => {
       switch (path) {
-        case '/landing': // after the redirect: an image back on the target's origin
-          return void html(res, `<p>landed</p><img src="${target.origin}/pixel.gif?from=landing">`);
+        case '/landing': // after the redirect: a script back on the target's origin
+          return void html(
+            res,
+            `<p>landed</p><script src="${target.origin}/pixel.gif?from=landing"></script>`,
+          );
         case '/pixel.gif':
           return void gif(res);
         default:
@@ -56,8 +59,8 @@ beforeAll(async () => {
           return void html(
             res,
             `<ul id="list"></ul>
-            <img src="/pixel.gif?from=page">
-            <img src="${other.origin}/pixel.gif?from=page">
+            <script src="/pixel.gif?from=page"></script>
+            <script src="${other.origin}/pixel.gif?from=page"></script>
             <script>${ADD}
               fetch('/api?from=page').then((r) => r.text()).then(add);
               fetch('${other.origin}/api?from=page').catch(() => {});
@@ -156,7 +159,7 @@ describe('on the origin asked for', () => {
     expectJobSent(at('target', '/page'));
   });
 
-  test('a same-origin image and a same-origin fetch() get them too', async () => {
+  test('a same-origin script and a same-origin fetch() get them too', async () => {
     const { page, at } = await renderWithJob('/page');
     expect(listItems(page.html)).toEqual(['api answered']);
     expectJobSent(at('target', '/pixel.gif?from=page'));
@@ -187,7 +190,7 @@ describe('on the origin asked for', () => {
 });
 
 describe('elsewhere', () => {
-  test('a cross-origin image and fetch() on the page get nothing of the job', async () => {
+  test('a cross-origin script and fetch() on the page get nothing of the job', async () => {
     const { at } = await renderWithJob('/page');
     expectNothingSent(at('other', '/pixel.gif?from=page'));
     expectNothingSent(at('other', '/api?from=page'));

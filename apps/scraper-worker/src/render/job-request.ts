@@ -1,5 +1,6 @@
 import type { HTTPRequest, Page } from 'puppeteer';
 import { type OutgoingRequest, outgoingHeaders } from '../request/outgoing.ts';
+import { INTERCEPT_PRIORITY } from './resources.ts';
 
 /**
  * Makes Chromium send the job's headers, cookies and basic-auth credentials (docs/api.md §14):
@@ -19,8 +20,11 @@ export async function sendJobRequest(page: Page, request: OutgoingRequest, asked
     if (req.isNavigationRequest() && req.frame() === page.mainFrame() && url?.origin !== origin) left = true;
     const ours = left || !url ? {} : outgoingHeaders(request, url, origin);
     // A request the page already cancelled cannot be continued; nothing to do then.
-    const resumed =
-      Object.keys(ours).length > 0 ? req.continue({ headers: merged(req, ours) }) : req.continue();
+    const overrides = req.continueRequestOverrides();
+    const resumed = req.continue(
+      Object.keys(ours).length > 0 ? { ...overrides, headers: merged(req, ours) } : overrides,
+      INTERCEPT_PRIORITY,
+    );
     void resumed.catch(() => {});
   });
 }

@@ -5,7 +5,9 @@ import { runActions } from './actions.ts';
 import { abortReason, RenderError } from './errors.ts';
 import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
+import { refuseResources } from './resources.ts';
 import { fullPageScreenshot, type Screenshot } from './screenshot.ts';
+import { domSettled } from './settle.ts';
 
 export type WaitStrategy = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
@@ -25,6 +27,11 @@ export interface RenderRequest {
   actions?: readonly RenderAction[];
   /** A full-page PNG after the actions. */
   screenshot?: boolean;
+  /**
+   * Refuse what the DOM does not need beyond images, fonts and media (refused unless a screenshot
+   * is asked): style sheets, beacons and other requests of no document (render_config.block_resources).
+   */
+  blockResources?: boolean;
 }
 
 export interface RenderedPage extends Screenshot {
@@ -88,6 +95,10 @@ export async function renderInPage(
       const userAgent = req.request?.userAgent ?? req.userAgent;
       if (userAgent) await page.setUserAgent({ userAgent });
       if (req.request) await sendJobRequest(page, req.request, req.url);
+      await refuseResources(page, {
+        keepMedia: req.screenshot === true,
+        extras: req.blockResources === true,
+      });
       response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);
@@ -106,6 +117,11 @@ export async function renderInPage(
         response = navigated.response ?? response;
       }
     }
+    await domSettled(page, Math.min(navTimeout, deadlineAt - READ_RESERVE_MS - Date.now())).catch((err) => {
+      // A page may break the wait (its own MutationObserver replaced): it is read as it is.
+      const interrupted = interruption(err, page, job);
+      if (interrupted) throw interrupted;
+    });
     const html = await page.content();
     // A script may have sent the main frame to a forbidden address after the load.
     const late = mainDocumentEvent(lease.events, navigations, ['blocked']);

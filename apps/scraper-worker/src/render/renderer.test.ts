@@ -50,10 +50,32 @@ function site(path: string, query: URLSearchParams, res: ServerResponse): void {
         res.writeHead(200, { 'content-type': 'image/gif' });
         res.end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
       });
-    case '/hang': // an image that never arrives: "load" never fires
-      return void html(res, `<ul id="list"><li>hanging</li></ul><img src="/never.png">`);
+    case '/hang': // a script that never arrives: "load" never fires
+      return void html(res, `<ul id="list"><li>hanging</li></ul><script src="/never.js"></script>`);
     case '/never.png':
+    case '/never.js':
       return; // held until the server closes
+    case '/after-load': // items added 100 ms after the load event
+      return void html(
+        res,
+        `<ul id="list"></ul><script>${ADD}\naddEventListener('load', () => setTimeout(() => add(['late one', 'late two']), 100));</script>`,
+      );
+    case '/heavy': // a page with an image, a font, a style sheet and a script that adds an item
+      return void html(
+        res,
+        `<link rel="stylesheet" href="/style.css"><style>@font-face { font-family: f; src: url(/font.woff2); } li { font-family: f; }</style>
+        <ul id="list"></ul><img src="/pic.png"><script src="/heavy.js"></script>`,
+      );
+    case '/heavy.js':
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      return void res.end(`${ADD}\nadd(['scripted']);`);
+    case '/style.css':
+      res.writeHead(200, { 'content-type': 'text/css' });
+      return void res.end('body { color: black; }');
+    case '/pic.png':
+    case '/font.woff2':
+      res.writeHead(200, { 'content-type': 'image/gif' });
+      return void res.end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
     case '/redirect':
       res.writeHead(302, { location: '/load' });
       return void res.end();
@@ -113,6 +135,11 @@ describe('wait strategies', () => {
     expect(listItems(page.html)).toEqual(['fetched 1', 'fetched 2', 'fetched 3']);
   });
 
+  test('content a script adds 100 ms after load is kept: the DOM is read once it has settled', async () => {
+    const page = await render('/after-load', 'load');
+    expect(listItems(page.html)).toEqual(['late one', 'late two']);
+  });
+
   test('the same page rendered with "load" lacks the fetched items (the idle tests are meaningful)', async () => {
     const page = await render('/idle', 'load');
     expect(listItems(page.html)).toEqual([]);
@@ -123,6 +150,32 @@ describe('wait strategies', () => {
     expect(page.url).toBe(`${server.origin}/load`);
     expect(page.status).toBe(200);
     expect(listItems(page.html)).toEqual(['load one', 'load two']);
+  });
+});
+
+describe('resources', () => {
+  const requested = (before: number) => new Set(server.requests.slice(before));
+
+  test('images, fonts and media are not downloaded unless a screenshot is asked; scripts and style sheets are', async () => {
+    const before = server.requests.length;
+    const page = await render('/heavy', 'load');
+    expect(listItems(page.html)).toEqual(['scripted']);
+    const seen = requested(before);
+    expect(seen).toEqual(new Set(['GET /heavy', 'GET /heavy.js', 'GET /style.css']));
+  });
+
+  test('a screenshot downloads the images the page shows', async () => {
+    const before = server.requests.length;
+    const page = await render('/heavy', 'load', { screenshot: true });
+    expect(page.screenshot).not.toBeNull();
+    expect([...requested(before)]).toEqual(expect.arrayContaining(['GET /pic.png', 'GET /style.css']));
+  });
+
+  test('blockResources refuses style sheets too, and still runs the scripts', async () => {
+    const before = server.requests.length;
+    const page = await render('/heavy', 'load', { blockResources: true });
+    expect(listItems(page.html)).toEqual(['scripted']);
+    expect(requested(before)).toEqual(new Set(['GET /heavy', 'GET /heavy.js']));
   });
 });
 
@@ -185,14 +238,12 @@ describe('upstream proxies', () => {
 
   test('a render with proxyUrl sends the page and its subresources through that proxy', async () => {
     const before = server.requests.length;
-    const page = await render('/load', 'load', { proxyUrl: upstream.origin });
-    expect(listItems(page.html)).toEqual(['load one', 'load two']);
+    const page = await render('/heavy', 'load', { proxyUrl: upstream.origin });
+    expect(listItems(page.html)).toEqual(['scripted']);
     // The tunnels name the checked address, as the fetch path does (see proxy.ts).
     expect(upstream.requests.length).toBeGreaterThan(0);
     expect(new Set(upstream.requests)).toEqual(new Set([`CONNECT 127.0.0.1:${server.port}`]));
-    expect(server.requests.slice(before)).toEqual(
-      expect.arrayContaining(['GET /load', 'GET /slow.png?ms=400']),
-    );
+    expect(server.requests.slice(before)).toEqual(expect.arrayContaining(['GET /heavy', 'GET /heavy.js']));
   });
 
   test('credentials in proxyUrl reach the proxy as Proxy-Authorization', async () => {

@@ -42,10 +42,18 @@ export interface LoadedPage {
   validators?: Validators;
 }
 
+/** Whether a page was rendered in Chromium, and why (docs/api.md §23): its URL log says so. */
+export interface RenderNote {
+  rendered: boolean;
+  reason: string | null;
+}
+
 /** What a job says about getting its pages. */
 export interface PageSettings {
   jobId: string;
   renderConfig: RenderConfig | null;
+  /** render_config.block_resources as it applies: given, or true for a job that keeps records only. */
+  blockResources: boolean;
   proxyConfig: ProxyConfig | null;
   /** The job's headers, cookies, credentials and user agent, opened. */
   request: OutgoingRequest | null;
@@ -61,6 +69,7 @@ export class RunFetching {
   readonly #settings: RunSettings;
   readonly #connections = new ConnectionPool();
   #loader: Promise<PageLoader> | null = null;
+  #renderLoader: Promise<PageLoader> | null = null;
   /** Gets robots.txt and sitemaps, with the job's proxies (one picker, so rotation carries on). */
   #fetcher: ReturnType<typeof fetcherFor> | null = null;
   #request: OutgoingRequest | null = null;
@@ -80,6 +89,19 @@ export class RunFetching {
       });
     }
     return this.#loader;
+  }
+
+  /** Renders a page of a job with render_config.mode `auto` (docs/api.md §23); made once, like pageLoader. */
+  renderLoader(): Promise<PageLoader> {
+    const settings = this.#pageSettings();
+    if (!settings.renderConfig) throw new Error('the job does not render');
+    if (!this.#renderLoader) {
+      this.#renderLoader = renderLoaderFor(this.#deps, settings, settings.renderConfig);
+      this.#renderLoader.catch(() => {
+        this.#renderLoader = null;
+      });
+    }
+    return this.#renderLoader;
   }
 
   /** Fetches robots.txt or a sitemap: guarded, with the job's proxies, paced as the run's pages. */
@@ -109,9 +131,11 @@ export class RunFetching {
   }
 
   #pageSettings(): PageSettings {
+    const { renderConfig, formats, extract } = this.#settings;
     return {
       jobId: this.#jobId,
-      renderConfig: this.#settings.renderConfig,
+      renderConfig,
+      blockResources: renderConfig?.block_resources ?? (formats.length === 0 && extract === null),
       proxyConfig: this.#settings.proxyConfig,
       request: this.#outgoing(),
     };
@@ -147,22 +171,18 @@ export type PageLoader = (
 ) => Promise<LoadedPage>;
 
 /**
- * A job's way of getting pages: fetched, or rendered in Chromium when render_config is enabled,
- * through the job's proxies when it uses them. Throws FetchError or RenderError.
+ * A job's way of getting pages: fetched, or rendered in Chromium when render_config renders every
+ * page (`auto` fetches first: renderLoader renders), through the job's proxies when it uses them.
+ * Throws FetchError or RenderError.
  */
 export async function pageLoaderFor(
   deps: PageLoaderDeps,
   settings: PageSettings,
   connections: ConnectionPool,
 ): Promise<PageLoader> {
-  const picker = proxyPickerFor(settings, deps.proxies);
-  const render = settings.renderConfig?.enabled ? settings.renderConfig : null;
-  if (render) {
-    const renderer = await deps.renderer();
-    return (url, signal, pace) =>
-      renderPage(renderer, render, picker, deps.userAgent, settings.request, url, signal, pace);
-  }
-  const fetcher = fetcherFor(deps, picker, settings.request, connections);
+  const render = settings.renderConfig;
+  if (render?.enabled && render.mode === 'always') return renderLoaderFor(deps, settings, render);
+  const fetcher = fetcherFor(deps, proxyPickerFor(settings, deps.proxies), settings.request, connections);
   return async (url, signal, pace, conditional) => {
     const page = await fetcher(url, signal, pace, conditional);
     return {
@@ -172,6 +192,19 @@ export async function pageLoaderFor(
       validators: { etag: header(page.headers.etag), lastModified: header(page.headers['last-modified']) },
     };
   };
+}
+
+/** Renders a job's pages in Chromium, through the job's proxies when it uses them. */
+async function renderLoaderFor(
+  deps: PageLoaderDeps,
+  settings: PageSettings,
+  render: RenderConfig,
+): Promise<PageLoader> {
+  const picker = proxyPickerFor(settings, deps.proxies);
+  const renderer = await deps.renderer();
+  const how = { render, blockResources: settings.blockResources };
+  return (url, signal, pace) =>
+    renderPage(renderer, how, picker, deps.userAgent, settings.request, url, signal, pace);
 }
 
 /** Fetches a URL with a job's proxies and request settings, guarded (robots.txt and sitemaps too). */
@@ -218,7 +251,7 @@ export function proxyPickerFor(settings: PageSettings, proxies: readonly ProxyEn
  */
 async function renderPage(
   renderer: Renderer,
-  render: RenderConfig,
+  { render, blockResources }: { render: RenderConfig; blockResources: boolean },
   picker: ProxyPicker | null,
   userAgent: string,
   request: OutgoingRequest | null,
@@ -242,6 +275,7 @@ async function renderPage(
         ...(request && { request }),
         actions: render.actions,
         screenshot: render.screenshot,
+        blockResources,
       });
       status = page.status;
       if (status === 429 || status === 503) {

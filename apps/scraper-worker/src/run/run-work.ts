@@ -30,10 +30,12 @@ import { type ModelStep, modelStep } from '../model/model-step.ts';
 import type { JobRateLimiter, Start } from '../rate-limiter.ts';
 import { type TrackingStep, trackingStep } from '../tracking/tracking-step.ts';
 import type { AloneLedger } from './alone-ledger.ts';
+import { AutoRendering } from './auto-render.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
-import { type LoadedPage, type PageLoaderDeps, RunFetching } from './page-loader.ts';
+import { type LoadedPage, type PageLoaderDeps, type RenderNote, RunFetching } from './page-loader.ts';
 import { failed, failureCode, foundUrl, type Processed } from './processed.ts';
+import type { RenderLearning } from './render-learning.ts';
 
 /**
  * A claimed URL whose job's next request start (its rate limit) is further away than this goes
@@ -69,6 +71,8 @@ export interface WorkDeps extends PageLoaderDeps {
   limiter: JobRateLimiter;
   /** Places at target hosts, fleet-wide (§19). */
   hosts: HostGate;
+  /** What render_config.mode `auto` learned of each job's hosts, fleet-wide (docs/api.md §23). */
+  renderLearning: RenderLearning;
   extractor: PageExtractor;
   /** The operator's language model, null when none is configured (docs/api.md §24). */
   pageModel?: ModelStep['pageModel'];
@@ -128,6 +132,8 @@ export class RunWork {
   /** What each page's document keeps; null when the job keeps none. */
   readonly #content: ContentOptions | null;
   readonly #fetching: RunFetching;
+  /** Rendering when a page needs it; null unless the job's render_config.mode is `auto`. */
+  readonly #auto: AutoRendering | null;
   readonly #discovery: Discovery;
   /** What shapes a page's records, document and links (docs/api.md §20): a page made otherwise is made again. */
   readonly #settingsHash: string;
@@ -155,6 +161,11 @@ export class RunWork {
     this.#filter = settings.crawl && filterSpec(settings, settings.crawl);
     this.#content = contentOptions(settings);
     this.#fetching = new RunFetching(deps, state.jobId, settings);
+    const render = settings.renderConfig;
+    this.#auto =
+      render?.enabled && render.mode === 'auto'
+        ? new AutoRendering(deps.renderLearning, this.#fetching, state.jobId, this.#log)
+        : null;
     this.#settingsHash = fetchSettingsHash(settings);
     this.#model = modelStep(settings, deps.pageModel ?? null, deps.extractor);
     this.#tracking = trackingStep(settings.pageTracking, {
@@ -314,10 +325,8 @@ export class RunWork {
         outcome: { ...failed('ROBOTS_DISALLOWED', message, null), status: 'skipped', fetchedAt: null },
       };
     }
-    const load = await this.#fetching.pageLoader();
     const previous = this.#previous(url);
-    const conditional = previous && !this.settings.renderConfig?.enabled && this.#fetching.sendsValidators();
-    const page = await load(url.url, signal, pace, conditional ? previous : undefined);
+    let { page, render, check } = await this.#load(url.url, previous, signal, pace);
     const fetchedAt = new Date();
     // A job that always fetches in full keeps no validators: its pages are not hashed.
     const bodyHash = this.settings.refetch === 'conditional' ? hashOf(page.content) : null;
@@ -332,24 +341,27 @@ export class RunWork {
           fetchedAt,
           failure: null,
           unchanged: true,
+          render,
         },
       };
+    const { crawl } = this.settings;
+    const follow = crawl !== null && url.depth < crawl.max_depth;
+    let extracted = await this.#extractPage(url, page, follow, signal, check);
+    const reason = extracted.renderNeed;
+    if (this.#auto && reason) {
+      // docs/api.md §23: a page fetched plainly that needs rendering is rendered and read again.
+      const rendered = await this.#auto.render(url.url, signal, pace);
+      if (rendered) {
+        page = rendered;
+        extracted = await this.#extractPage(url, page, follow, signal, null);
+        render = { rendered: true, reason };
+      } else render = { rendered: false, reason: 'render_failed' };
+      // A query's miss that rendering did not fix was not the page's need.
+      this.#auto.note(url.url, reason !== 'queries_empty' || (rendered !== null && extracted.records > 0));
+    } else if (this.#auto && check) this.#auto.note(url.url, false);
     const screenshot = page.screenshot ?? undefined;
     if (page.screenshotError)
       this.#log.warn({ url: url.url, err: page.screenshotError }, 'screenshot not kept');
-    const { crawl } = this.settings;
-    const follow = crawl !== null && url.depth < crawl.max_depth;
-    const document = this.#documentSpec(url.url, page);
-    const task: ExtractTask = {
-      key: this.runId,
-      queries: this.settings.queries,
-      page: page.content,
-      ...(follow &&
-        this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
-      ...(document && { document }),
-    };
-    if (this.#model) task.model = this.#model.input(this.#pageInfo(url.url, page), this.#content);
-    let extracted = await this.#deps.extractor.extract(this.userId, task, signal, this.#alone(url));
     // The language model reads the page after its queries ran (docs/api.md §24).
     const modelled = this.#model && (await this.#model.apply(this.userId, this.runId, extracted, signal));
     if (modelled) extracted = modelled.extraction;
@@ -367,6 +379,7 @@ export class RunWork {
         fetchedAt,
         failure: null,
         ...(warning && { warning }),
+        render,
         ...(bodyHash !== null && {
           validators: {
             etag: page.validators?.etag ?? null,
@@ -384,6 +397,44 @@ export class RunWork {
         document: { seq: url.seq, url: url.url, statusCode: page.status, ...extracted.document },
       }),
     };
+  }
+
+  /**
+   * The page as the job gets it: rendered, fetched, or with `auto` as its host's pages have needed
+   * (then `check` says how the plain page is checked), and what its URL log says of rendering.
+   */
+  async #load(url: string, previous: PreviousFetch | null, signal: AbortSignal, pace: RequestPace) {
+    if (this.#auto) return this.#auto.load(url, signal, pace);
+    const load = await this.#fetching.pageLoader();
+    const renders = this.settings.renderConfig?.enabled === true;
+    const conditional = previous && !renders && this.#fetching.sendsValidators();
+    const page = await load(url, signal, pace, conditional ? previous : undefined);
+    const render: RenderNote = { rendered: renders, reason: renders ? 'always' : null };
+    return { page, render, check: null };
+  }
+
+  /** The page's records, links, document and model input, and with `check`, whether it needs rendering. */
+  async #extractPage(
+    url: ClaimedUrl,
+    page: LoadedPage,
+    follow: boolean,
+    signal: AbortSignal,
+    check: ExtractTask['renderCheck'] | null,
+  ) {
+    const { crawl } = this.settings;
+    const document = this.#documentSpec(url.url, page);
+    const task: ExtractTask = {
+      key: this.runId,
+      queries: this.settings.queries,
+      page: page.content,
+      ...(follow &&
+        crawl &&
+        this.#filter && { links: { follow: crawl.follow, baseUrl: page.url, filter: this.#filter } }),
+      ...(document && { document }),
+      ...(check && { renderCheck: check }),
+    };
+    if (this.#model) task.model = this.#model.input(this.#pageInfo(url.url, page), this.#content);
+    return this.#deps.extractor.extract(this.userId, task, signal, this.#alone(url));
   }
 
   /** The page's last successful fetch, when the job may copy from it: made with the same settings. */

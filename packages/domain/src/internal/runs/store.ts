@@ -43,6 +43,8 @@ export interface UrlOutcome {
   failure: RunFailure | null;
   /** A `success` page without its language model output, and why (docs/api.md §24). */
   warning?: RunFailure;
+  /** A fetched page: whether it was rendered in Chromium, and why (docs/api.md §23). */
+  render?: { rendered: boolean; reason: string | null };
   /**
    * A `success` page fetched and extracted: what its job's next run needs to tell whether it
    * changed (docs/api.md §20). Its job keeps them, with this run and seq as the page's copy source.
@@ -560,14 +562,17 @@ export class RunStore {
              o AS MATERIALIZED (
                SELECT * FROM unnest($2::int[], $3::int[], $4::"UrlStatus"[], $5::int[], $6::int[], $7::int[],
                                     $8::timestamp(3)[], $9::text[], $10::text[], $22::boolean[], $23::text[],
-                                    $24::text[], $25::bytea[], $26::bytea[], $27::boolean[])
+                                    $24::text[], $25::bytea[], $26::bytea[], $27::boolean[], $34::boolean[],
+                                    $35::text[])
                  AS o(seq, claims, status, http_status, records, duration_ms, fetched_at, error_code, error_message,
-                      unchanged, etag, last_modified, body_hash, settings_hash, links_followed)),
+                      unchanged, etag, last_modified, body_hash, settings_hash, links_followed, rendered,
+                      render_reason)),
              done AS (
                UPDATE run_urls u SET status = o.status, http_status = o.http_status, records = o.records,
                                      duration_ms = o.duration_ms, fetched_at = o.fetched_at,
                                      error_code = o.error_code, error_message = o.error_message,
-                                     unchanged = o.unchanged, lease_until = NULL, alone_claim = NULL
+                                     unchanged = o.unchanged, rendered = o.rendered,
+                                     render_reason = o.render_reason, lease_until = NULL, alone_claim = NULL
                  FROM o
                 WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
                 RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message, u.url_key, u.depth),
@@ -689,6 +694,8 @@ export class RunStore {
         copy.idBases,
         copy.follow,
         copy.scrapedAt,
+        outcomes.map((o) => o.render?.rendered ?? null),
+        outcomes.map((o) => o.render?.reason ?? null),
       ],
     });
     return saved[0] ?? NOTHING_WRITTEN;

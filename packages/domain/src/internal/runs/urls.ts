@@ -20,7 +20,8 @@ const STORED: Record<UrlStatusName, string[]> = {
 // The columns of an item, read from `u` (the URL) and `p` (the row it was found on, of any kind).
 const COLUMNS = `u.seq, u.url, u.status::text, u.depth, p.url, u.http_status, u.records, u.duration_ms,
        to_char(u.fetched_at, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), u.error_code, u.error_message,
-       EXISTS (SELECT 1 FROM run_screenshots s WHERE s.run_id = u.run_id AND s.seq = u.seq), u.unchanged`;
+       EXISTS (SELECT 1 FROM run_screenshots s WHERE s.run_id = u.run_id AND s.seq = u.seq), u.unchanged,
+       u.rendered, u.render_reason`;
 
 const ALL = `SELECT ${COLUMNS}
                FROM run_urls u LEFT JOIN run_urls p ON p.run_id = u.run_id AND p.seq = u.parent_seq
@@ -77,6 +78,8 @@ function toRunUrlView(c: unknown[], screenshotUrl: (seq: number) => string): Run
     error: code === null || status === 'success' ? null : { code, message: (c[10] as string | null) ?? '' },
     warning: code === null || status !== 'success' ? null : { code, message: (c[10] as string | null) ?? '' },
     unchanged: c[12] as boolean,
+    rendered: c[13] as boolean | null,
+    render_reason: c[14] as string | null,
     screenshot_url: c[11] ? screenshotUrl(c[0] as number) : null,
   };
 }
