@@ -20,6 +20,7 @@ import {
   compileJob,
   compileLinks,
   decodeHtml,
+  type Record as ExtractedRecord,
   extractPage,
   extractText,
 } from '@scrapejobs/extraction';
@@ -97,7 +98,7 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
     (kind === 'html'
       ? htmlModelInput(task.model, html, task.model.page, document)
       : textModelInput(task.model, kind === 'text' ? html : ''));
-  const renderNeed = task.renderCheck && (kind === 'html' ? renderNeedOf(task, html, records.length) : null);
+  const renderNeed = task.renderCheck && (kind === 'html' ? renderNeedOf(task, html, records) : null);
   return withDocument(
     {
       records: records.length,
@@ -110,12 +111,19 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
   );
 }
 
-/** Why a plainly fetched HTML page needs rendering (docs/api.md §23); null when it does not. */
-function renderNeedOf(task: ExtractTask, html: string, records: number): RenderReason | null {
+/**
+ * Why a plainly fetched HTML page needs rendering (docs/api.md §23); null when it does not. With
+ * a `full` check, a page that runs scripts also needs it when one of the job's queries finds nothing.
+ */
+function renderNeedOf(
+  task: ExtractTask,
+  html: string,
+  records: readonly ExtractedRecord[],
+): RenderReason | null {
   const { scripts, signal } = plainPageSignals(html);
   if (signal) return signal;
-  const queriesFoundNothing = task.queries.length > 0 && records === 0;
-  return task.renderCheck === 'full' && scripts && queriesFoundNothing ? 'queries_empty' : null;
+  const missing = task.queries.some((query) => !records.some((record) => record[query.name] != null));
+  return task.renderCheck === 'full' && scripts && missing ? 'queries_empty' : null;
 }
 
 const withModelInput = (modelInput: ModelInput | undefined) => (modelInput ? { modelInput } : {});

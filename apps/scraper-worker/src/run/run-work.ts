@@ -350,14 +350,15 @@ export class RunWork {
     const reason = extracted.renderNeed;
     if (this.#auto && reason) {
       // docs/api.md §23: a page fetched plainly that needs rendering is rendered and read again.
+      const plainRecords = extracted.records;
       const rendered = await this.#auto.render(url.url, signal, pace);
       if (rendered) {
         page = rendered;
         extracted = await this.#extractPage(url, page, follow, signal, null);
         render = { rendered: true, reason };
       } else render = { rendered: false, reason: 'render_failed' };
-      // A query's miss that rendering did not fix was not the page's need.
-      this.#auto.note(url.url, reason !== 'queries_empty' || (rendered !== null && extracted.records > 0));
+      // A query's miss that rendering did not fix (a field the page lacks) was not the page's need.
+      this.#auto.note(url.url, reason !== 'queries_empty' || extracted.records > plainRecords);
     } else if (this.#auto && check) this.#auto.note(url.url, false);
     const screenshot = page.screenshot ?? undefined;
     if (page.screenshotError)
