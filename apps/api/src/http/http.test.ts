@@ -364,6 +364,8 @@ describe('health, readiness and docs', () => {
         'http_status',
         'parent_url',
         'records',
+        'render_reason',
+        'rendered',
         'screenshot_url',
         'status',
         'unchanged',

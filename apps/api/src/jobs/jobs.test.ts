@@ -51,6 +51,8 @@ describe('POST /jobs', () => {
         wait_timeout_ms: 30000,
         actions: [],
         screenshot: false,
+        mode: 'always',
+        block_resources: null,
       },
       proxy_config: null,
       crawl: null,
@@ -204,6 +206,12 @@ describe('POST /jobs', () => {
       'render_config fractional timeout',
       validJob({ render_config: { wait_timeout_ms: 1.5 } }),
       'render_config.wait_timeout_ms',
+    ],
+    ['render_config unknown mode', validJob({ render_config: { mode: 'sometimes' } }), 'render_config.mode'],
+    [
+      'render_config block_resources not boolean',
+      validJob({ render_config: { block_resources: 'yes' } }),
+      'render_config.block_resources',
     ],
     [
       'render_config enabled not boolean',

@@ -211,6 +211,8 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
     unchanged: false,
     screenshot_url: null,
     warning: null,
+    rendered: null,
+    render_reason: null,
   };
   const ITEMS = {
     1: {
@@ -226,6 +228,8 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       unchanged: true,
       screenshot_url: null,
       warning: null,
+      rendered: null,
+      render_reason: null,
     },
     3: {
       url: 'https://example.com/items?page=2',
@@ -240,6 +244,8 @@ describe('GET /jobs/{id}/runs/{run_id}/urls', () => {
       unchanged: false,
       screenshot_url: null,
       warning: null,
+      rendered: null,
+      render_reason: null,
     },
     4: {
       ...none,
