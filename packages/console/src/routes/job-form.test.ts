@@ -34,6 +34,17 @@ describe('job form', () => {
     expect(rows.queries).toEqual([1, 2]);
   });
 
+  it('sends render_config with the mode chosen when rendering is ticked', () => {
+    const v = emptyJobForm();
+    v.source = 'https://shop.test/';
+    v.queries[0] = { name: 'title', type: 'css', query: 'h1', join: false };
+    expect(toCreateBody(v).body.render_config).toBeNull();
+    v.render = true;
+    expect(toCreateBody(v).body.render_config).toEqual({ enabled: true, mode: 'auto' });
+    v.renderMode = 'always';
+    expect(toCreateBody(v).body.render_config).toEqual({ enabled: true, mode: 'always' });
+  });
+
   it('leaves rate_limit to its default when empty, and sends scheduling null when unticked', () => {
     const { body } = toCreateBody({ ...emptyJobForm(), rateLimit: '' });
     expect(body).not.toHaveProperty('rate_limit');

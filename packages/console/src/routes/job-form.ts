@@ -27,6 +27,7 @@ export function readJobForm(req: Request): JobFormValues {
     days: field(req, 'days'),
     timezone: field(req, 'timezone').trim(),
     render: field(req, 'render') === '1',
+    renderMode: field(req, 'render_mode') || 'auto',
     content: {
       formats: fields(req, 'formats'),
       onlyMainContent: field(req, 'content_main') === '1',
@@ -203,7 +204,7 @@ export function toCreateBody(v: JobFormValues): {
       ...toContent(v.content, rows),
       extract: toExtract(v.extract, problems),
       scheduling: v.schedule ? scheduling : null,
-      render_config: v.render ? { enabled: true } : null,
+      render_config: v.render ? { enabled: true, mode: v.renderMode } : null,
       crawl: toCrawl(v.crawl, rows),
       change_tracking: toTracking(v.tracking, rows),
     },

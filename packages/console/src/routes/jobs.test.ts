@@ -142,6 +142,28 @@ describe('the run page', () => {
     ]);
   });
 
+  it('marks a page rendered in a headless browser, and says why in its title', async () => {
+    const { path } = await runWithUrls([
+      {
+        url: 'https://shop.example/',
+        status: 'success',
+        httpStatus: 200,
+        rendered: true,
+        renderReason: 'app_root',
+      },
+      {
+        url: 'https://shop.example/about',
+        status: 'success',
+        httpStatus: 200,
+        rendered: false,
+        renderReason: 'static',
+      },
+    ]);
+    const text = (await get(path)).text;
+    expect(urlRows(text).map((r) => r[3])).toEqual(['200 rendered', '200']);
+    expect(text).toContain('title="Rendered in a headless browser (app_root)"');
+  });
+
   it.each([
     ['failed', ['https://shop.example/p/2']],
     ['skipped', ['https://shop.example/admin']],

@@ -112,8 +112,16 @@ describe('the job page’s rendering settings', () => {
       'scroll to the bottom, 3 times',
     ]);
     const text = configText(res.text);
-    expect(text).toContain('Rendering headless browser, wait for networkidle2');
+    expect(text).toContain('Rendering headless browser for every page, wait for networkidle2');
     expect(text).toContain('Screenshots a full-page PNG kept with each rendered URL');
+  });
+
+  it('says when only the pages that need it are rendered (render_config.mode auto)', async () => {
+    const job = await loginJob({ enabled: true, mode: 'auto' });
+    const text = configText((await get(`/jobs/${job.id}`)).text);
+    expect(text).toContain(
+      'Rendering headless browser for the pages that need it (each fetched plainly first), wait for load',
+    );
   });
 
   it('says when no action runs and no screenshot is kept', async () => {

@@ -221,11 +221,19 @@ export interface JobFormValues {
   days: string;
   timezone: string;
   render: boolean;
+  /** render_config.mode: `auto` renders only the pages that need it (docs/api.md §23). */
+  renderMode: string;
   content: ContentFormValues;
   extract: ExtractFormValues;
   crawl: CrawlFormValues;
   tracking: TrackingFormValues;
 }
+
+/** The choices of render_config.mode, as the form offers them. */
+const RENDER_MODE_CHOICES = [
+  ['auto', 'Only pages that need it (fetched plainly first)'],
+  ['always', 'Every page'],
+] as const;
 
 export const emptyJobForm = (): JobFormValues => ({
   name: '',
@@ -242,6 +250,7 @@ export const emptyJobForm = (): JobFormValues => ({
   days: '',
   timezone: 'UTC',
   render: false,
+  renderMode: 'auto',
   content: emptyContentForm(),
   extract: emptyExtractForm(),
   crawl: emptyCrawlForm(),
@@ -301,6 +310,7 @@ ${field('job-timezone', 'scheduling.timezone', 'Time zone', html`<input id="job-
 <p class="hint">Comma-separated numbers, like a cron line <code>m h * * d</code>.</p>
 </fieldset>
 <label class="check"><input type="checkbox" name="render" value="1"${v.render ? html` checked` : ''}> Render pages in a headless browser (for pages built by JavaScript)</label>
+<div class="field"><label for="job-render-mode">Pages rendered</label><select id="job-render-mode" name="render_mode">${RENDER_MODE_CHOICES.map(([mode, label]) => html`<option value="${mode}"${v.renderMode === mode ? html` selected` : ''}>${label}</option>`)}</select></div>
 ${contentFieldset(v.content, errors)}
 ${extractFieldset(v.extract, errors)}
 ${crawlFieldset(v.crawl, errors)}

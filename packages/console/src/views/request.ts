@@ -56,7 +56,8 @@ function describeAction(a: RenderAction): SafeHtml {
 /** A job's rendering settings for its page: the wait, the page actions in order, screenshots. */
 export function renderSettings(render: RenderConfig | null): SafeHtml {
   if (!render?.enabled) return html`<dt>Rendering</dt><dd>off (plain HTTP)</dd>`;
-  return html`<dt>Rendering</dt><dd>headless browser, wait for ${render.wait_strategy}</dd>
+  const pages = render.mode === 'auto' ? 'the pages that need it (each fetched plainly first)' : 'every page';
+  return html`<dt>Rendering</dt><dd>headless browser for ${pages}, wait for ${render.wait_strategy}</dd>
 <dt>Page actions</dt><dd>${
     render.actions.length === 0
       ? none

@@ -30,7 +30,7 @@ function urlRow(u: RunUrlView, base: string, shots: boolean): SafeHtml {
 <td data-label="URL"><span class="mono wrap">${u.url}</span>${u.parent_url ? html`<div class="muted small wrap">found on <span class="mono">${u.parent_url}</span></div>` : ''}</td>
 <td data-label="Status">${badge(u.status)}</td>
 <td data-label="Depth" class="num">${u.depth}</td>
-<td data-label="HTTP" class="num">${orDash(u.http_status)}${u.unchanged ? html` <span class="muted small" title="Not changed since its last successful run: its records and document were copied">unchanged</span>` : ''}</td>
+<td data-label="HTTP" class="num">${orDash(u.http_status)}${u.unchanged ? html` <span class="muted small" title="Not changed since its last successful run: its records and document were copied">unchanged</span>` : ''}${u.rendered ? html` <span class="muted small" title="Rendered in a headless browser${u.render_reason ? ` (${u.render_reason})` : ''}">rendered</span>` : ''}</td>
 <td data-label="Records" class="num">${orDash(u.records)}</td>
 <td data-label="Duration">${u.duration_ms === null ? dash : duration(u.duration_ms)}</td>
 <td data-label="Fetched">${when(u.fetched_at)}</td>
