@@ -439,10 +439,21 @@ it("fetches a rendered URL's screenshot by index and by its screenshot_url", asy
   const run = await runToEnd(client, job.job_id);
   expect(run.status).toBe('success');
   const [item] = (await client.runs.urls(job.job_id, run.run_id)).urls;
+  expect([item!.rendered, item!.render_reason]).toEqual([true, 'always']);
   const png = await client.runs.screenshotAt(item!.screenshot_url!);
   expect(png.subarray(0, 8)).toEqual(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
   expect((await client.runs.screenshot(job.job_id, run.run_id, 0)).equals(png)).toBe(true);
   await expect(client.runs.screenshot(job.job_id, run.run_id, 1)).rejects.toBeInstanceOf(NotFoundError);
+});
+
+it('creates a job that renders only the pages that need it, and reads why a page was not rendered', async () => {
+  const client = await newClient();
+  const job = await client.jobs.create(jobBody({ render_config: { enabled: true, mode: 'auto' } }));
+  expect(job.render_config).toMatchObject({ enabled: true, mode: 'auto', block_resources: null });
+  const run = await runToEnd(client, job.job_id);
+  expect(run.status).toBe('success');
+  const [item] = (await client.runs.urls(job.job_id, run.run_id)).urls;
+  expect([item!.rendered, item!.render_reason]).toEqual([false, 'static']);
 });
 
 describe('webhooks', () => {
