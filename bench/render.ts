@@ -4,11 +4,17 @@
  * with a little JavaScript. Run: `pnpm exec node bench/render.ts [--seconds 30]
  * [--concurrency 2] [--wait load] [--actions 0|3]`. With `--actions 3` each page runs three
  * render actions before its DOM is read (docs/api.md §14): a click on a "load more" button, a
- * wait_for of what it adds, a scroll to the bottom. Prints a JSON summary, then a Markdown line.
+ * wait_for of what it adds, a scroll to the bottom. `--js-every 10` makes one page in ten an
+ * application shell (an empty `#root`, its 400 items built by script from inline state), and
+ * `--mode auto` gets each page as render_config.mode `auto` decides (docs/api.md §23): fetched
+ * plainly, read by the same rules (plainPageSignals), rendered only when they say so; `always`
+ * renders every page. Every page is checked for its items. Prints a JSON summary, then a
+ * Markdown line.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { plainPageSignals } from '@scrapejobs/content';
 import type { RenderAction } from '@scrapejobs/contracts';
 import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
 import { cpuModel, parseOptions, productItems, sampleAt } from './support.ts';
@@ -18,7 +24,14 @@ const args = parseOptions({
   concurrency: '2',
   wait: 'load',
   actions: '0',
+  mode: 'always',
+  'js-every': '0',
 });
+const MODE = args.mode;
+if (MODE !== 'always' && MODE !== 'auto') throw new Error('--mode is always or auto');
+const JS_EVERY = Number(args['js-every']);
+/** Whether page n is an application shell, built by script. */
+const scripted = (n: number) => JS_EVERY > 0 && n % JS_EVERY === 0;
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
 const WAIT = args.wait as WaitStrategy;
@@ -48,6 +61,24 @@ ${productItems(ITEMS)}
 </body></html>`;
 }
 
+/** An application shell: an empty root, the same 400 items built by script from inline state. */
+function shell(n: number): string {
+  const state = Array.from({ length: ITEMS }, (_, i) => ({
+    id: i,
+    title: `Product number ${i}`,
+    price: (i * 1.37).toFixed(2),
+  }));
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Catalogue ${n}</title><link rel="stylesheet" href="/site.css"></head>
+<body><div id="root"></div>
+<script>window.__STATE__ = ${JSON.stringify({ n, items: state })};
+const s = window.__STATE__; const root = document.getElementById('root');
+root.innerHTML = '<header><h1>Catalogue ' + s.n + '</h1></header><main><ul id="products">' + s.items.map((p) =>
+  '<li class="prod' + 'uct" data-id="' + p.id + '"><a class="title" href="/products/' + p.id + '">' + p.title + '</a> <span class="price">$' + p.price + '</span></li>').join('') + '</ul><ul id="extra"></ul></main>';
+setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
+</body></html>`;
+}
+
 const CSS = 'body { font-family: sans-serif } .price { color: #070 } li { margin: 2px 0 }';
 const JS = `document.querySelectorAll('li.product').forEach((li, i) => { if (i % 2) li.classList.add('odd'); });`;
 
@@ -57,7 +88,7 @@ const server = http.createServer((req, res) => {
   if (url === '/site.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(JS);
   if (url === '/favicon.ico') return void res.writeHead(404).end();
   const n = Number(url.split('/').pop()) || 0;
-  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(n));
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(scripted(n) ? shell(n) : page(n));
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -68,15 +99,29 @@ const renderer = await Renderer.start({
   allowPrivate: true,
 });
 let next = 0;
+let rendered = 0;
+const products = (html: string) => html.split('class="product"').length - 1;
 const renderOne = async () => {
   const n = next++;
+  const url = `${origin}/page/${n}`;
+  if (MODE === 'auto') {
+    // render_config.mode auto: the plain page first, rendered only when the rules say so.
+    const plain = await (await fetch(url)).text();
+    if (plainPageSignals(plain).signal === null) {
+      if (scripted(n) || products(plain) !== ITEMS)
+        throw new Error(`page ${n} was not rendered but needed it`);
+      return;
+    }
+  }
   const result = await renderer.render({
-    url: `${origin}/page/${n}`,
+    url,
     waitStrategy: WAIT,
     waitTimeoutMs: 30_000,
     actions: ACTIONS,
   });
+  rendered++;
   if (!result.html.includes(`<li>added ${n}</li>`)) throw new Error(`page ${n} lacks its script-made item`);
+  if (products(result.html) !== ITEMS) throw new Error(`page ${n} lacks its items`);
   if (ACTIONS.length > 0 && !result.html.includes(`>more ${n}</li>`))
     throw new Error(`page ${n} lacks the item its click added`);
 };
@@ -86,6 +131,7 @@ await Promise.all(Array.from({ length: WARMUP_PAGES }, renderOne));
 
 const latencies: number[] = [];
 let errors = 0;
+rendered = 0;
 const start = performance.now();
 const endAt = start + SECONDS * 1000;
 // Twice as many callers as pages in flight, so the cluster's queue is never empty.
@@ -113,6 +159,9 @@ const summary = {
   page: { bytes: Buffer.byteLength(page(0)), items: ITEMS, subresources: 2 },
   waitStrategy: WAIT,
   actions: ACTIONS.map((a) => a.type),
+  mode: MODE,
+  jsEvery: JS_EVERY,
+  rendered,
   browserConcurrency: CONCURRENCY,
   seconds: Math.round(elapsed * 10) / 10,
   pages: latencies.length,
@@ -127,5 +176,5 @@ const summary = {
 };
 console.log(JSON.stringify(summary, null, 2));
 console.log(
-  `\n| render (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page, ${ACTIONS.length} actions) | ${pagesPerMinute} pages/min | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
+  `\n| ${MODE} (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page, ${ACTIONS.length} actions, JS every ${JS_EVERY || '—'}) | ${pagesPerMinute} pages/min | ${rendered} rendered | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
 );
