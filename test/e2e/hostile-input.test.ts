@@ -44,10 +44,10 @@ function serveSite(req: IncomingMessage, res: ServerResponse): boolean {
   }
   if (sitemap) {
     res.setHeader('Content-Type', 'application/xml');
-    const from = Number(sitemap[1]) * PER_SITEMAP;
     res.write('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
-    for (let i = from; i < from + PER_SITEMAP; i++)
-      res.write(`<url><loc>${site.url}/docs/page-${i}</loc></url>`);
+    // Each sitemap's pages are numbered from 0: whichever is read first, its page-99 is in the map.
+    for (let i = 0; i < PER_SITEMAP; i++)
+      res.write(`<url><loc>${site.url}/docs/${sitemap[1]}/page-${i}</loc></url>`);
     res.end('</urlset>');
     return true;
   }
@@ -218,7 +218,7 @@ describe('the worst input of each kind', () => {
     expect(map.status).toBe(200);
     const { links, warning } = map.body as { links: { url: string }[]; warning?: string };
     expect(links.length).toBeGreaterThan(10_000);
-    expect(links[0]!.url).toMatch(/\/docs\/page-99$/);
+    expect(links[0]!.url).toMatch(/\/docs\/\d\/page-99$/);
     expect(warning).toMatch(
       /^The map stopped at \d+ URLs: a map accepts its 100 fetched pages and at most 10000 URLs beyond them\.$/,
     );
