@@ -100,7 +100,8 @@ const renderer = await Renderer.start({
 });
 let next = 0;
 let rendered = 0;
-const products = (html: string) => html.split('class="product"').length - 1;
+// Scripts mark every other item `product odd`; the shell's own code spells the class in two parts.
+const products = (html: string) => html.split('<li class="product').length - 1;
 const renderOne = async () => {
   const n = next++;
   const url = `${origin}/page/${n}`;
