@@ -84,6 +84,12 @@ export const requestSchema = z.strictObject({
     .nullable()
     .default(null),
   user_agent: z.string().min(1).max(512).refine(noLineBreak, LINE_BREAK).nullable().default(null),
+  skip_tls_verification: z
+    .boolean()
+    .default(false)
+    .describe(
+      "accept an https site's certificate without checking it (expired, self-signed, another name's)",
+    ),
 });
 
 export type RequestSettings = z.output<typeof requestSchema>;

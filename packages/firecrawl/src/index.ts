@@ -30,6 +30,7 @@ export {
 export { batchScrapeJob, crawlJob, mapJob, scrapeJob, searchScrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';
 export { rankLinks } from './internal/rank.ts';
+export { type PageFailure, type ScrapeFailure, scrapeFailure } from './internal/scrape-failure.ts';
 export { parseBatchScrapeRequest, parseScrapeRequest } from './internal/scrape-request.ts';
 export {
   parseSearchRequest,

@@ -32,6 +32,7 @@ import {
   rankLinks,
   type ScrapeOptions,
   type SearchHit,
+  scrapeFailure,
   scrapeJob,
   searchBody,
   searchScrapeJob,
@@ -132,10 +133,15 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
-      throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
+      const error = `The scrape did not finish within its timeout of ${timeoutMs} ms.`;
+      return [408, { success: false, code: 'SCRAPE_TIMEOUT', error }];
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    return [200, { success: true, data: document ?? (await failedDocument(ended, v)) }];
+    if (document) return [200, { success: true, data: document }];
+    const { failed } = await compat.errors(ended, 1);
+    const failure = failed[0] && scrapeFailure(failed[0]);
+    if (failure) return [failure.status, { success: false, code: failure.code, error: failure.error }];
+    return [200, { success: true, data: await failedDocument(ended, v) }];
   });
 
   for (const kind of ['crawl', 'batch/scrape'] as const) {

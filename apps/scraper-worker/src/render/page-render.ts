@@ -88,6 +88,9 @@ export async function renderInPage(
       const userAgent = req.request?.userAgent ?? req.userAgent;
       if (userAgent) await page.setUserAgent({ userAgent });
       if (req.request) await sendJobRequest(page, req.request, req.url);
+      // The page's own session: the page's context (one per render) alone accepts bad certificates.
+      if (req.request?.skipTlsVerification)
+        await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
       response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);

@@ -129,6 +129,7 @@ export class RunFetching {
         basicAuth: opened.basic_auth,
         authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
+        skipTlsVerification: opened.skip_tls_verification,
       };
     }
     return this.#request;

@@ -64,10 +64,16 @@ function renderConfig(options: ScrapeOptions): RenderConfig | null {
 }
 
 function requestSettings(fetch: FetchSettings): CreateJobInput['request'] {
-  const { headers, cookies, basicAuth, userAgent } = fetch;
-  if (Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null && userAgent === null)
-    return null;
-  return { headers, cookies, basic_auth: basicAuth, user_agent: userAgent };
+  const { headers, cookies, basicAuth, userAgent, skipTlsVerification } = fetch;
+  const none = Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null;
+  if (none && userAgent === null && !skipTlsVerification) return null;
+  return {
+    headers,
+    cookies,
+    basic_auth: basicAuth,
+    user_agent: userAgent,
+    skip_tls_verification: skipTlsVerification,
+  };
 }
 
 const proxyConfig = (fetch: FetchSettings): CreateJobInput['proxy_config'] =>
@@ -182,7 +188,14 @@ const MAP_OPTIONS: ScrapeOptions = {
   excludeTags: [],
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
-  fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
+  fetch: {
+    headers: {},
+    cookies: [],
+    basicAuth: null,
+    userAgent: null,
+    country: null,
+    skipTlsVerification: false,
+  },
 };
 
 /**

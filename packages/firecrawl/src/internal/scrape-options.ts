@@ -69,8 +69,9 @@ const commonFields = {
   mobile: z.boolean().default(false),
   actions: actionsSchema,
   location: locationSchema,
-  // Accepted without effect: see the package README.
+  // Default false here (Firecrawl's is true): a bad certificate is a SCRAPE_SSL_ERROR unless asked.
   skipTlsVerification: z.boolean().optional(),
+  // Accepted without effect: see the package README.
   removeBase64Images: z.boolean().optional(),
   fastMode: z.boolean().optional(),
   blockAds: z.boolean().optional(),
@@ -187,6 +188,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     headers: options.headers,
     mobile: options.mobile,
     location: options.location ?? options.geolocation,
+    skipTlsVerification: options.skipTlsVerification,
   });
   const issues = [...(render.ok ? [] : render.issues), ...fetch.issues];
   const json = jsonOptions(options, issues);

@@ -20,7 +20,14 @@ describe('parseScrapeRequest', () => {
       excludeTags: [],
       timeout: 30_000,
       renderActions: [],
-      fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
+      fetch: {
+        headers: {},
+        cookies: [],
+        basicAuth: null,
+        userAgent: null,
+        country: null,
+        skipTlsVerification: false,
+      },
     });
   });
 

@@ -70,6 +70,8 @@ export interface FetchSettings {
   userAgent: string | null;
   /** ISO 3166-1 alpha-2, upper case: the proxy country (`location.country`). */
   country: string | null;
+  /** `skipTlsVerification`: an https site's certificate is not checked (default false here). */
+  skipTlsVerification: boolean;
 }
 
 /** Firecrawl's scrape options, validated and translated where they need no URL. */
