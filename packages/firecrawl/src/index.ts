@@ -27,6 +27,12 @@ export {
   mergeExtracted,
   parseExtractRequest,
 } from './internal/extract-request.ts';
+export {
+  cacheKeyOf,
+  type FirecrawlJobOptions,
+  jobOptions,
+  readJobOptions,
+} from './internal/job-options.ts';
 export { batchScrapeJob, crawlJob, mapJob, scrapeJob, searchScrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';
 export { rankLinks } from './internal/rank.ts';

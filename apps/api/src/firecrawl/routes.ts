@@ -10,14 +10,17 @@ import {
 import {
   batchScrapeJob,
   type ChangeTrackingOptions,
+  cacheKeyOf,
   crawlErrorsBody,
   crawlJob,
   crawlStatus,
   errorBody,
   extractJob,
+  type FirecrawlJobOptions,
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
+  jobOptions,
   type MapLink,
   mapBody,
   mapJob,
@@ -30,6 +33,7 @@ import {
   parseScrapeRequest,
   parseSearchRequest,
   rankLinks,
+  readJobOptions,
   type ScrapeOptions,
   type SearchHit,
   scrapeFailure,
@@ -105,7 +109,8 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
     tracking: ChangeTrackingOptions | null = null,
-  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking);
+    options: FirecrawlJobOptions | null = null,
+  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking, options);
 
   /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
   const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
@@ -129,7 +134,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const request = valid(parseScrapeRequest(req.body, v));
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
-    const { runId } = await start(principal, job, null, null, request.changeTracking);
+    // A tracked scrape compares with the previous one: it is always fetched (docs/api.md §24).
+    const key = request.changeTracking ? null : cacheKeyOf(request.url, job, request);
+    const cached =
+      key && request.cache.maxAge > 0 && (await fromCache(principal, key, request.cache.maxAge, v));
+    if (cached) return [200, { success: true, data: cached }];
+    const options = jobOptions(request, request.cache.store ? key : null);
+    const { runId } = await start(principal, job, null, null, request.changeTracking, options);
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
@@ -156,6 +167,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
           null,
           jobWebhook(req, webhook, 'crawl'),
           request.scrapeOptions.changeTracking,
+          jobOptions(request.scrapeOptions),
         );
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
@@ -168,6 +180,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         batch.urls,
         jobWebhook(req, batch.webhook, 'batch_scrape'),
         batchRequest.changeTracking,
+        jobOptions(batchRequest),
       );
       return [
         200,
@@ -396,11 +409,29 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = firecrawlFormats(run.formats, run.extract, run.tracking);
+    // The request's own formats and actions when its job stored them (docs/api.md §26).
+    const asked = readJobOptions(run.firecrawl);
+    const formats = asked?.formats ?? firecrawlFormats(run.formats, run.extract, run.tracking);
     const data = page.items.map((doc, i) =>
-      firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
+      firecrawlDocument(doc, {
+        version: v,
+        formats,
+        screenshotUrl: page.screenshots[i] ?? null,
+        actions: asked?.actions,
+        attributes: asked?.attributes,
+      }),
     );
     return { data, nextCursor: page.nextCursor };
+  }
+
+  /** The document of the owner's scrape stored under `key` within `maxAge` ms, marked a cache hit; null when none. */
+  async function fromCache(principal: Principal, key: string, maxAge: number, v: FirecrawlVersion) {
+    const run = await compat.cached(principal, key, new Date(Date.now() - maxAge));
+    if (!run) return null;
+    const [document] = (await documentsOf(principal, run, v, { limit: 1 })).data;
+    if (!document) return null;
+    const cachedAt = (run.run.finishedAt ?? run.run.startedAt).toISOString();
+    return { ...document, metadata: { ...document.metadata, cacheState: 'hit', cachedAt } };
   }
 
   /** The document of a scrape whose page failed: its metadata, with why. */

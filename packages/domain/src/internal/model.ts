@@ -49,6 +49,8 @@ export type Job = Omit<
   | 'urls'
   | 'extract'
   | 'pageTracking'
+  // The compatible API's own options, read by it alone (CompatService).
+  | 'firecrawl'
 > & {
   queries: Query[];
   formats: FormatName[];

@@ -173,7 +173,7 @@ describe('firecrawlDocument', () => {
       version: 'v2',
       formats: ['markdown'],
       screenshotUrl: 'https://api.example/shots/1.png',
-      actions: { screenshots: 2, scrapes: 1 },
+      actions: { screenshots: 2, scrapes: 1, scripts: 0 },
     });
     expect(out.actions).toEqual({
       screenshots: ['https://api.example/shots/1.png', 'https://api.example/shots/1.png'],
@@ -191,7 +191,7 @@ describe('firecrawlDocument', () => {
         version: 'v2',
         formats: ['markdown'],
         screenshotUrl: null,
-        actions: { screenshots: 0, scrapes: 0 },
+        actions: { screenshots: 0, scrapes: 0, scripts: 0 },
       }),
     ).not.toHaveProperty('actions');
   });

@@ -47,7 +47,9 @@ const jobName = (kind: string, url: string): string => `Firecrawl ${kind} ${url}
 /** Job formats: the asked ones, metadata always (every Firecrawl document has it), raw HTML for `scrape` actions. */
 function jobFormats(options: ScrapeOptions): FormatName[] {
   const names = new Set<FormatName>(['metadata', ...options.formats.flatMap((f) => JOB_FORMAT[f] ?? [])]);
-  if (options.actionOutputs.scrapes > 0) names.add('raw_html');
+  // Scrape actions show the page's HTML; images and attributes are read from it.
+  const fromHtml = options.formats.includes('images') || options.formats.includes('attributes');
+  if (options.actionOutputs.scrapes > 0 || fromHtml) names.add('raw_html');
   return FORMAT_ORDER.filter((name) => names.has(name));
 }
 
@@ -182,7 +184,9 @@ const MAP_OPTIONS: ScrapeOptions = {
   json: null,
   modelFormatsAt: [],
   changeTracking: null,
-  actionOutputs: { screenshots: 0, scrapes: 0 },
+  actionOutputs: { screenshots: 0, scrapes: 0, scripts: 0 },
+  attributes: [],
+  cache: { maxAge: 0, store: false },
   onlyMainContent: true,
   includeTags: [],
   excludeTags: [],
