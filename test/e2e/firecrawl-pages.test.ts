@@ -117,3 +117,71 @@ describe('pages that cannot be fetched', () => {
     expect(missing.body).toMatchObject({ success: true, data: { metadata: { statusCode: 404 } } });
   });
 });
+
+describe('actions, images and attributes', () => {
+  it('gives screenshot, scrape and executeJavascript results without leaking rawHtml', async () => {
+    const doc = await sdk.scrape(`${site.url}/article`, {
+      formats: ['markdown'],
+      maxAge: 0,
+      actions: [
+        { type: 'executeJavascript', script: "document.querySelectorAll('a.ref').length" },
+        { type: 'executeJavascript', script: 'return document.title' },
+        { type: 'screenshot' },
+        { type: 'scrape' },
+      ],
+    });
+    expect(doc.rawHtml).toBeUndefined();
+    expect(doc.actions).toEqual({
+      screenshots: [expect.stringMatching(/\/screenshots\/\d+$/)],
+      scrapes: [{ url: `${site.url}/article`, html: expect.stringContaining('<h1>Article</h1>') }],
+      javascriptReturns: [
+        { type: 'number', value: 2 },
+        { type: 'string', value: 'Article' },
+      ],
+      pdfs: [],
+    });
+  });
+
+  it('lists the images and the attributes asked for', async () => {
+    const doc = await sdk.scrape(`${site.url}/article`, {
+      formats: ['images', { type: 'attributes', selectors: [{ selector: 'a.ref', attribute: 'data-id' }] }],
+    });
+    expect(doc.images).toEqual([`${site.url}/img/one.png`, 'https://cdn.test/two.jpg']);
+    expect(doc.attributes).toEqual([{ selector: 'a.ref', attribute: 'data-id', values: ['1', '2'] }]);
+    expect(doc.rawHtml).toBeUndefined();
+  });
+});
+
+describe('maxAge and storeInCache', () => {
+  const hits = (path: string) => site.hits.filter((hit) => hit.path === path).length;
+
+  it('answers a second scrape of the same URL and options from the stored page, within maxAge', async () => {
+    const url = `${site.url}/page/41`;
+    const first = await sdk.scrape(url, { formats: ['markdown'] });
+    expect(hits('/page/41')).toBe(1);
+    const second = await sdk.scrape(url, { formats: ['markdown'] });
+    expect(hits('/page/41')).toBe(1);
+    expect(second.markdown).toBe(first.markdown);
+    expect(second.metadata).toMatchObject({ cacheState: 'hit', cachedAt: expect.any(String) });
+    // Other options are another page; maxAge 0 always fetches.
+    await sdk.scrape(url, { formats: ['markdown', 'links'] });
+    expect(hits('/page/41')).toBe(2);
+    await sdk.scrape(url, { formats: ['markdown'], maxAge: 0 });
+    expect(hits('/page/41')).toBe(3);
+  });
+
+  it('keeps a page out of the cache with storeInCache: false, and another account never sees it', async () => {
+    const url = `${site.url}/page/42`;
+    await sdk.scrape(url, { formats: ['markdown'], storeInCache: false });
+    await sdk.scrape(url, { formats: ['markdown'] });
+    expect(hits('/page/42')).toBe(2);
+    const other = await api.keys.create({
+      email: 'other-pages@example.com',
+      mode: 'test',
+      scopes: ['jobs:read', 'jobs:write'],
+      name: 'k',
+    });
+    await new Firecrawl({ apiKey: other.token, apiUrl: base }).scrape(url, { formats: ['markdown'] });
+    expect(hits('/page/42')).toBe(3);
+  });
+});
