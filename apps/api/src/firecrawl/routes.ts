@@ -308,7 +308,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       const page = outcome.scrape?.pages.get(result.url);
       if (!page) return result;
       const document = page.document
-        ? firecrawlDocument(page.document, { version: v, formats, screenshotUrl: page.screenshotUrl })
+        ? firecrawlDocument(page.document, {
+            version: v,
+            formats,
+            screenshotUrl: page.screenshotUrl,
+            actions: options?.actionOutputs,
+            attributes: options?.attributes,
+          })
         : { metadata: { sourceURL: result.url, url: result.url, error: page.error?.message } };
       return { ...result, document: { ...document } };
     });
