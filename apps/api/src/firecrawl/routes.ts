@@ -110,7 +110,11 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     webhook: JobWebhook | null = null,
     tracking: ChangeTrackingOptions | null = null,
     options: FirecrawlJobOptions | null = null,
-  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking, options);
+    cacheKey: string | null = null,
+  ) => {
+    const parsed = await deps.parseJob(job, principal.userId);
+    return compat.start(principal, parsed, urls, webhook, tracking, options, cacheKey);
+  };
 
   /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
   const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
@@ -139,8 +143,9 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const cached =
       key && request.cache.maxAge > 0 && (await fromCache(principal, key, request.cache.maxAge, v));
     if (cached) return [200, { success: true, data: cached }];
-    const options = jobOptions(request, request.cache.store ? key : null);
-    const { runId } = await start(principal, job, null, null, request.changeTracking, options);
+    const options = jobOptions(request);
+    const stored = request.cache.store ? key : null;
+    const { runId } = await start(principal, job, null, null, request.changeTracking, options, stored);
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);

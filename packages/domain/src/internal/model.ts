@@ -51,6 +51,7 @@ export type Job = Omit<
   | 'pageTracking'
   // The compatible API's own options, read by it alone (CompatService).
   | 'firecrawl'
+  | 'firecrawlCacheKey'
 > & {
   queries: Query[];
   formats: FormatName[];

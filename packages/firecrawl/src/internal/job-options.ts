@@ -6,24 +6,21 @@ import { FIRECRAWL_FORMATS, type ScrapeOptions } from './types.ts';
 /**
  * What a Firecrawl request asked that its job's fields do not hold (docs/api.md §26), stored with
  * the job: the formats its documents show (a job keeps raw HTML for scrape actions, images and
- * attributes without showing it), the actions' results, the attributes' selectors, and the key
- * under which a later scrape may reuse its page (null: `storeInCache: false`, or not a scrape).
+ * attributes without showing it), the actions' results and the attributes' selectors.
  */
 const storedSchema = z.object({
   formats: z.array(z.enum(FIRECRAWL_FORMATS)),
   actions: z.object({ screenshots: z.int(), scrapes: z.int(), scripts: z.int() }),
   attributes: z.array(z.object({ selector: z.string(), attribute: z.string() })),
-  cache_key: z.string().nullable(),
 });
 
 export type FirecrawlJobOptions = z.output<typeof storedSchema>;
 
-/** The stored options of a job's Firecrawl request; `cacheKey` is null when its page is not to be reused. */
-export const jobOptions = (options: ScrapeOptions, cacheKey: string | null = null): FirecrawlJobOptions => ({
+/** The stored options of a job's Firecrawl request. */
+export const jobOptions = (options: ScrapeOptions): FirecrawlJobOptions => ({
   formats: options.formats,
   actions: options.actionOutputs,
   attributes: options.attributes,
-  cache_key: cacheKey,
 });
 
 /** A job's stored options, or null for a job stored without them (or before they were stored). */
