@@ -127,6 +127,12 @@ async function eventLoopMaxLagMs(): Promise<number> {
   return Number(match[1]) * 1000;
 }
 
+/** The watches of /health running: a test that fails before it stops its own has it stopped after it. */
+const watches = new Set<() => Promise<unknown>>();
+afterEach(async () => {
+  await Promise.all([...watches].map((stop) => stop()));
+});
+
 /** Asks /health every 20 ms until stopped; the answers that were not 200 are kept. */
 function watchHealth() {
   const failures: unknown[] = [];
@@ -140,13 +146,14 @@ function watchHealth() {
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { answers, failures };
-    },
+  const stop = async () => {
+    stopped = true;
+    watches.delete(stop);
+    await loop;
+    return { answers, failures };
   };
+  watches.add(stop);
+  return { stop };
 }
 
 describe('the worst input of each kind', () => {
