@@ -127,6 +127,12 @@ async function eventLoopMaxLagMs(): Promise<number> {
   return Number(match[1]) * 1000;
 }
 
+/** The watches of /health running: a test that fails before it stops its own has it stopped after it. */
+const watches = new Set<() => Promise<unknown>>();
+afterEach(async () => {
+  await Promise.all([...watches].map((stop) => stop()));
+});
+
 /** Asks /health every 20 ms until stopped; the answers that were not 200 are kept. */
 function watchHealth() {
   const failures: unknown[] = [];
@@ -140,13 +146,14 @@ function watchHealth() {
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { answers, failures };
-    },
+  const stop = async () => {
+    stopped = true;
+    watches.delete(stop);
+    await loop;
+    return { answers, failures };
   };
+  watches.add(stop);
+  return { stop };
 }
 
 describe('the worst input of each kind', () => {
@@ -449,7 +456,10 @@ describe('every route, walked with hostile input', () => {
       });
     });
     expect(answers.length).toBe(requests.length);
-    expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+    // A 5xx comes with what the API logged of its errors.
+    const fives = answers.filter((a) => a.status >= 500);
+    const errors = fives.length > 0 ? api.logs.filter((l) => l.level === 'error').slice(0, 3) : [];
+    expect({ fives, errors }).toEqual({ fives: [], errors: [] });
     expect(api.child.exitCode).toBeNull();
     expect((await fetch(`${base}/health`)).status).toBe(200);
   }, 180_000);

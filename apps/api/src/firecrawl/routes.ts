@@ -10,14 +10,17 @@ import {
 import {
   batchScrapeJob,
   type ChangeTrackingOptions,
+  cacheKeyOf,
   crawlErrorsBody,
   crawlJob,
   crawlStatus,
   errorBody,
   extractJob,
+  type FirecrawlJobOptions,
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
+  jobOptions,
   type MapLink,
   mapBody,
   mapJob,
@@ -30,8 +33,10 @@ import {
   parseScrapeRequest,
   parseSearchRequest,
   rankLinks,
+  readJobOptions,
   type ScrapeOptions,
   type SearchHit,
+  scrapeFailure,
   scrapeJob,
   searchBody,
   searchScrapeJob,
@@ -104,7 +109,12 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
     tracking: ChangeTrackingOptions | null = null,
-  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking);
+    options: FirecrawlJobOptions | null = null,
+    cacheKey: string | null = null,
+  ) => {
+    const parsed = await deps.parseJob(job, principal.userId);
+    return compat.start(principal, parsed, urls, webhook, tracking, options, cacheKey);
+  };
 
   /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
   const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
@@ -128,14 +138,26 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const request = valid(parseScrapeRequest(req.body, v));
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
-    const { runId } = await start(principal, job, null, null, request.changeTracking);
+    // A tracked scrape compares with the previous one: it is always fetched (docs/api.md §24).
+    const key = request.changeTracking ? null : cacheKeyOf(request.url, job, request);
+    const cached =
+      key && request.cache.maxAge > 0 && (await fromCache(principal, key, request.cache.maxAge, v));
+    if (cached) return [200, { success: true, data: cached }];
+    const options = jobOptions(request);
+    const stored = request.cache.store ? key : null;
+    const { runId } = await start(principal, job, null, null, request.changeTracking, options, stored);
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
-      throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
+      const error = `The scrape did not finish within its timeout of ${timeoutMs} ms.`;
+      return [408, { success: false, code: 'SCRAPE_TIMEOUT', error }];
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    return [200, { success: true, data: document ?? (await failedDocument(ended, v)) }];
+    if (document) return [200, { success: true, data: document }];
+    const { failed } = await compat.errors(ended, 1);
+    const failure = failed[0] && scrapeFailure(failed[0]);
+    if (failure) return [failure.status, { success: false, code: failure.code, error: failure.error }];
+    return [200, { success: true, data: await failedDocument(ended, v) }];
   });
 
   for (const kind of ['crawl', 'batch/scrape'] as const) {
@@ -150,6 +172,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
           null,
           jobWebhook(req, webhook, 'crawl'),
           request.scrapeOptions.changeTracking,
+          jobOptions(request.scrapeOptions),
         );
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
@@ -162,6 +185,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         batch.urls,
         jobWebhook(req, batch.webhook, 'batch_scrape'),
         batchRequest.changeTracking,
+        jobOptions(batchRequest),
       );
       return [
         200,
@@ -289,7 +313,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       const page = outcome.scrape?.pages.get(result.url);
       if (!page) return result;
       const document = page.document
-        ? firecrawlDocument(page.document, { version: v, formats, screenshotUrl: page.screenshotUrl })
+        ? firecrawlDocument(page.document, {
+            version: v,
+            formats,
+            screenshotUrl: page.screenshotUrl,
+            actions: options?.actionOutputs,
+            attributes: options?.attributes,
+          })
         : { metadata: { sourceURL: result.url, url: result.url, error: page.error?.message } };
       return { ...result, document: { ...document } };
     });
@@ -390,11 +420,29 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = firecrawlFormats(run.formats, run.extract, run.tracking);
+    // The request's own formats and actions when its job stored them (docs/api.md §26).
+    const asked = readJobOptions(run.firecrawl);
+    const formats = asked?.formats ?? firecrawlFormats(run.formats, run.extract, run.tracking);
     const data = page.items.map((doc, i) =>
-      firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
+      firecrawlDocument(doc, {
+        version: v,
+        formats,
+        screenshotUrl: page.screenshots[i] ?? null,
+        actions: asked?.actions,
+        attributes: asked?.attributes,
+      }),
     );
     return { data, nextCursor: page.nextCursor };
+  }
+
+  /** The document of the owner's scrape stored under `key` within `maxAge` ms, marked a cache hit; null when none. */
+  async function fromCache(principal: Principal, key: string, maxAge: number, v: FirecrawlVersion) {
+    const run = await compat.cached(principal, key, new Date(Date.now() - maxAge));
+    if (!run) return null;
+    const [document] = (await documentsOf(principal, run, v, { limit: 1 })).data;
+    if (!document) return null;
+    const cachedAt = (run.run.finishedAt ?? run.run.startedAt).toISOString();
+    return { ...document, metadata: { ...document.metadata, cacheState: 'hit', cachedAt } };
   }
 
   /** The document of a scrape whose page failed: its metadata, with why. */

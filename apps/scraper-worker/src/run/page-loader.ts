@@ -40,6 +40,8 @@ export interface LoadedPage {
   screenshotError?: string | null;
   /** A fetched page's ETag and Last-Modified (docs/api.md §20); a rendered page has none. */
   validators?: Validators;
+  /** The values of the render's execute_javascript steps, kept with the document. */
+  scriptReturns?: { type: string; value: unknown }[];
 }
 
 /** Whether a page was rendered in Chromium, and why (docs/api.md §23): its URL log says so. */
@@ -153,6 +155,7 @@ export class RunFetching {
         basicAuth: opened.basic_auth,
         authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
+        skipTlsVerification: opened.skip_tls_verification,
       };
     }
     return this.#request;
@@ -292,6 +295,7 @@ async function renderPage(
         status,
         screenshot: page.screenshot,
         screenshotError: page.screenshotError,
+        ...(page.scriptReturns && { scriptReturns: page.scriptReturns }),
       };
     } catch (err) {
       if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && proxyFailures === 0)) throw err;

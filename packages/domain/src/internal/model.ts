@@ -49,6 +49,9 @@ export type Job = Omit<
   | 'urls'
   | 'extract'
   | 'pageTracking'
+  // The compatible API's own options, read by it alone (CompatService).
+  | 'firecrawl'
+  | 'firecrawlCacheKey'
 > & {
   queries: Query[];
   formats: FormatName[];
