@@ -101,6 +101,12 @@ export interface ExtractorOptions {
 
 /** What a process of its own needs besides the task's heap: Node and the extraction code loaded (28 MB). */
 const PROCESS_BASE_MB = 32;
+/**
+ * Processes of isolated tasks at once in one worker: each costs a Node start (about half a CPU
+ * second), and a worker may take over many URLs at once after another died. Others wait their
+ * turn, their clocks not running.
+ */
+const MAX_PROCESSES = 2;
 
 /**
  * Extracts pages on a pool of threads, so that no query on any page can hold up this process's
@@ -111,6 +117,8 @@ const PROCESS_BASE_MB = 32;
 export class PageExtractor {
   readonly #pool: SandboxPool<ThreadTask, ThreadValue>;
   readonly #options: ExtractorOptions;
+  #processes = 0;
+  readonly #waitingProcesses: (() => void)[] = [];
 
   constructor(options: ExtractorOptions) {
     this.#options = options;
@@ -193,6 +201,7 @@ export class PageExtractor {
 
   async #runProcess(task: ThreadTask, signal: AbortSignal | undefined, isolated: Isolated) {
     const { timeLimitMs, memoryMb } = this.#options;
+    await this.#processTurn(signal);
     try {
       return await runInProcess<ThreadTask, ThreadValue>(task, {
         entry: new URL('./process.ts', import.meta.url),
@@ -209,7 +218,33 @@ export class PageExtractor {
       const failure = this.#asExtractionError(err);
       await isolated.died(failure.message);
       throw new ExtractionError(`${failure.message}; it ended the process extracting it`, { cause: err });
+    } finally {
+      // The place goes to the next waiting task, or is free.
+      const next = this.#waitingProcesses.shift();
+      if (next) next();
+      else this.#processes--;
     }
+  }
+
+  /** Resolves once fewer than MAX_PROCESSES run (counting this one in), or rejects on abort. */
+  async #processTurn(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.#processes < MAX_PROCESSES) {
+      this.#processes++;
+      return;
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const turn = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const onAbort = () => {
+      this.#waitingProcesses.splice(this.#waitingProcesses.indexOf(turn), 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.#waitingProcesses.push(turn);
+    return promise;
   }
 
   async #runThread(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal) {
