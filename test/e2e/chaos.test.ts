@@ -1,4 +1,4 @@
-// The run engine under faults (docs/api.md §16b, §21): runs of healthy pages on three real scraper
+// The run engine under faults (docs/api.md §16.2, §21): runs of healthy pages on three real scraper
 // workers, one SIGKILLed every few seconds and replaced at once (every other kill, when one exists,
 // a worker whose child process extracts a taken-over URL), while PostgreSQL twice refuses every
 // connection (and cuts the open ones) for 10 s. Every run must still end success with every
@@ -132,7 +132,7 @@ const runningCount = async () =>
 /**
  * Until `until`: SIGKILLs a worker every 1.5–3 s and starts its replacement at once. The victim is
  * random, except that every other kill goes to a worker whose child process extracts a taken-over
- * URL when there is one: a kill that lands there must not blame the URL either (§16b).
+ * URL when there is one: a kill that lands there must not blame the URL either (§16.2).
  */
 async function killWorkers(random: () => number, until: number) {
   const fleet = workers.slice(0, WORKERS);
@@ -274,7 +274,7 @@ afterAll(async () => {
 
 const runOf = (plan: PlannedRun) => ended.find((r) => r.id === plan.runId)!;
 
-describe(`the run engine under worker kills and PostgreSQL outages (§16b, §21; CHAOS_SEED=${SEED})`, () => {
+describe(`the run engine under worker kills and PostgreSQL outages (§16.2, §21; CHAOS_SEED=${SEED})`, () => {
   it('kills a worker every few seconds, some while they extract a taken-over URL, and cuts PostgreSQL twice while every run is running', () => {
     expect(chaos.kills).toBeGreaterThanOrEqual(10);
     expect(chaos.holding).toBeGreaterThanOrEqual(2);

@@ -119,7 +119,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The live child processes of `pid` that extract a taken-over URL (docs/api.md §16b), read from
+ * The live child processes of `pid` that extract a taken-over URL (docs/api.md §16.2), read from
  * /proc: their pids.
  */
 export function extractionProcesses(pid: number): number[] {

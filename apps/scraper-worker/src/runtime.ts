@@ -94,7 +94,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       failed: (err) => log.warn({ err: err.message }, 'host places: a call to Redis failed'),
     },
   );
-  // A killed worker's places come back with its URLs' leases, not later (docs/api.md §16b).
+  // A killed worker's places come back with its URLs' leases, not later (docs/api.md §16.2).
   const leases = new UrlLeases(redis, config.QUEUE_PREFIX, {
     maxPerUser: config.MAX_RUNNING_URLS_PER_USER,
     leaseMs: config.RUN_LOCK_MS,

@@ -1,4 +1,4 @@
--- A URL is blamed only on proof (docs/api.md §16b): take-overs are counted apart from the deaths
+-- A URL is blamed only on proof (docs/api.md §16.2): take-overs are counted apart from the deaths
 -- of a URL's extraction process, and the alone mark of §16a is gone.
 
 -- AlterTable

@@ -81,7 +81,7 @@ export type ThreadValue = PageExtraction | SitemapUrls | PackedDocument | Tracke
 
 /**
  * Run the task in a child process of its own (a URL taken over after its worker's lease ran out,
- * docs/api.md §16b): `died` is told when that process died of it, before the task fails.
+ * docs/api.md §16.2): `died` is told when that process died of it, before the task fails.
  */
 export interface Isolated {
   died(why: string): Promise<void>;

@@ -1,5 +1,5 @@
 // An extraction process: one task of a URL taken over after its worker's lease ran out, in a
-// process of its own started by the worker that took it over (docs/api.md §16b).
+// process of its own started by the worker that took it over (docs/api.md §16.2).
 import module from 'node:module';
 import { serveProcessTask } from '@scrapejobs/sandbox';
 import type { ThreadSettings, ThreadTask, ThreadValue } from './extractor.ts';

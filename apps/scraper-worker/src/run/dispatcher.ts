@@ -241,7 +241,7 @@ export class Dispatcher {
       this.#works.set(state.runId, work);
     }
     if (work.stopped) return 0;
-    // A URL whose lease ran out is taken over one at a time, beside whatever runs here (§16b).
+    // A URL whose lease ran out is taken over one at a time, beside whatever runs here (§16.2).
     const takeOver = state.expired;
     const wanted = takeOver
       ? Math.min(1, this.#free(), this.#options.urlConcurrency - work.inFlight)

@@ -407,7 +407,7 @@ export class RunWork {
 
   /**
    * A URL taken over after its lease ran out is parsed, extracted and converted in a child process
-   * of this worker (docs/api.md §16b). A death of that process is the page's: it is noted in the
+   * of this worker (docs/api.md §16.2). A death of that process is the page's: it is noted in the
    * frontier before the URL fails, so that it is not tried again even if this worker dies too.
    */
   #isolated(url: ClaimedUrl): Isolated | undefined {

@@ -35,10 +35,10 @@ export interface ClaimedUrl {
   /**
    * How often its lease ran out and a worker took it over: for a death, a stall or a lost
    * connection alike, none of which is proof against it. Such a URL is extracted in a child
-   * process (docs/api.md §16b); past MAX_TAKE_OVERS it fails with TIMEOUT.
+   * process (docs/api.md §16.2); past MAX_TAKE_OVERS it fails with TIMEOUT.
    */
   takeOvers: number;
-  /** Deaths of the child process extracting it that its living worker saw: after one it fails (§16b). */
+  /** Deaths of the child process extracting it that its living worker saw: after one it fails (§16.2). */
   crashes: number;
   /** Answers 429 or 503 it got in earlier claims (§19). */
   throttled: number;
@@ -106,7 +106,7 @@ const PREVIOUS = `(SELECT jsonb_build_object('etag', v.etag, 'lastModified', v.l
                       AND coalesce(o.settings->>'refetch', 'conditional') = 'conditional') AS previous`;
 const RETURNING_CLAIMED = `u.seq, u.kind, u.url, u.depth, u.claims, u.take_overs AS "takeOvers", u.crashes,
                            u.throttled, ${PREVIOUS}`;
-/** A URL taken over more often than this fails with TIMEOUT (docs/api.md §16b). */
+/** A URL taken over more often than this fails with TIMEOUT (docs/api.md §16.2). */
 export const MAX_TAKE_OVERS = 20;
 /** The run `r` holds a URL whose lease ran out. */
 const EXPIRED = `EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
@@ -264,7 +264,7 @@ export class Frontier {
 
   /**
    * Takes over the first URL of a running run whose lease ran out: its worker died, was held up or
-   * lost its connections. A take-over is no proof against the URL: it is only counted (§16b).
+   * lost its connections. A take-over is no proof against the URL: it is only counted (§16.2).
    */
   async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
     const { rows } = await this.#db.pool.query<ClaimedUrl>({
@@ -287,7 +287,7 @@ export class Frontier {
   }
 
   /**
-   * The child process extracting a URL under this claim died, and its worker saw it (§16b): the
+   * The child process extracting a URL under this claim died, and its worker saw it (§16.2): the
    * URL is not processed again, even when its outcome is lost with that worker.
    */
   async crashed(runId: string, url: { seq: number; claims: number }): Promise<void> {
