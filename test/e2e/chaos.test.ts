@@ -24,6 +24,8 @@ const GLOB_PAGES = 30;
 const CRAWL_RATE = 80;
 const GLOB_RATE = 48;
 const KILL_EVERY_MS = [1_500, 3_000] as const;
+/** How long a targeted kill looks for a worker whose child extracts a taken-over URL. */
+const HOLDER_LOOK_MS = 2_000;
 const OUTAGES = [
   { at: 6_000, ms: 10_000 },
   { at: 24_000, ms: 10_000 },
@@ -139,8 +141,14 @@ async function killWorkers(random: () => number, until: number) {
   for (let tick = 0; ; tick++) {
     await sleep(KILL_EVERY_MS[0] + random() * (KILL_EVERY_MS[1] - KILL_EVERY_MS[0]));
     if (Date.now() >= until) return;
-    const holders = fleet.flatMap((w, i) => (extractionProcesses(w.proc.child.pid!).length > 0 ? [i] : []));
-    const holding = tick % 2 === 1 && holders.length > 0;
+    // A child lives for a second or so: the look goes on for a while.
+    let holders: number[] = [];
+    for (const lookUntil = Date.now() + HOLDER_LOOK_MS; tick % 2 === 1 && Date.now() < lookUntil; ) {
+      holders = fleet.flatMap((w, i) => (extractionProcesses(w.proc.child.pid!).length > 0 ? [i] : []));
+      if (holders.length > 0) break;
+      await sleep(25);
+    }
+    const holding = holders.length > 0;
     const i = holding ? holders[Math.floor(random() * holders.length)]! : Math.floor(random() * fleet.length);
     const victim = fleet[i]!;
     victim.killed = true;

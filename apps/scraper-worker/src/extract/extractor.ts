@@ -95,7 +95,7 @@ export interface ExtractorOptions {
   threads: number;
   timeLimitMs: number;
   memoryMb: number;
-  /** Told when a thread had to be ended (past a limit, or crashed). */
+  /** Told when a thread, or the process of a taken-over URL, had to be ended (past a limit, or crashed). */
   onThreadEnd?: (limit: string) => void;
 }
 
