@@ -20,6 +20,8 @@ export const apiEnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
   /** Jobs made through the Firecrawl-compatible API expire this long after they are made (docs/api.md §18). */
   FIRECRAWL_RETENTION_HOURS: envInt(1, 24 * 3650).default(24),
+  /** For tests of the fleet's schedule ticks only: `second` reads a schedule's minutes as seconds. */
+  SCHEDULE_UNIT: z.enum(['minute', 'second']).default('minute'),
   ...secretKeysEnv,
   /** The operator's language model (docs/api.md §24): the API checks that one is named, and reads token usage. */
   ...llmEnv,
