@@ -5,7 +5,14 @@ import type { JobModel, RunModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import {
+  extractionProcesses,
+  type Proc,
+  processAlive,
+  scraperWorkerEnv,
+  startApp,
+  until,
+} from '../support/processes.ts';
 import { recordCount, storedRecords } from '../support/records.ts';
 import { testPrefix } from '../support/redis.ts';
 import { listPage, startSite } from '../support/site.ts';
@@ -30,6 +37,7 @@ const NESTED_1MIB = `<html><body>${`<div>${'y'.repeat(1_040)}`.repeat(1_000)}${'
 const held: ServerResponse[] = [];
 let slowInFlight = 0;
 let hangTwice = 0;
+let poisonHits = 0;
 let slowPeak = 0;
 let slowUsersGo: Promise<void> = Promise.resolve();
 let letSlowUsersGo = () => {};
@@ -45,6 +53,12 @@ function hostile(req: IncomingMessage, res: ServerResponse): boolean {
     hangTwice++;
     if (hangTwice <= 2) held.push(res);
     else res.end(listPage('late', 1));
+  } else if (path === '/poison') {
+    // Held open the first time, until its worker is killed; then a page whose query grows past
+    // any small heap.
+    poisonHits++;
+    if (poisonHits === 1) held.push(res);
+    else res.end(listPage('poison', 4));
   } else if (path.startsWith('/slow-user/')) {
     slowInFlight++;
     slowPeak = Math.max(slowPeak, slowInFlight);
@@ -273,43 +287,100 @@ describe('isolation between users on shared scraper workers', () => {
     expect(last.proc.child.exitCode).toBeNull();
   });
 
-  it('fails a URL whose page was being extracted alone when a worker died, after an earlier death, without a third try; the rest of the run goes on', async () => {
+  it('never blames a healthy slow page for the kills of the workers holding it, also while a taken-over extraction runs in a child process: its run ends success', async () => {
     const jobId = await createJob(alice, {
-      source: `${site.url}/{page/1,nested-200/alone,page/2,page/3}`,
-      // Seconds on the nested page, nothing on the others.
+      source: `${site.url}/{page/1,nested-200/slow,page/2,page/3}`,
+      // A while on the nested page, nothing on the others.
       queries: [
-        { name: 'cube', type: 'xpath', query: 'count(for $a in //div, $b in //div, $c in //div return 1)' },
+        {
+          name: 'slow',
+          type: 'xpath',
+          query: 'count(for $a in //div, $b in //div, $c in 1 to 20 return 1)',
+        },
       ],
     });
-    const nestedHits = () => site.hits.filter((h) => h.path === '/nested-200/alone').length;
+    const nestedHits = () => site.hits.filter((h) => h.path === '/nested-200/slow').length;
     const over = { EXTRACTION_TIME_LIMIT_MS: '60000' };
     const first = await startWorker(over);
     const { runId } = await run(alice, jobId);
-    // The first death, while the page is fetched or extracted beside the others, is no blame.
     await until(async () => nestedHits() === 1);
     await first.proc.kill('SIGKILL');
 
-    // Taken over, the page is extracted alone and marked so while it is: this death is its own.
+    // Taken over, the page is extracted in a child process of the worker that took it over; a
+    // kill of that worker ends the child too, and blames nothing.
     const second = await startWorker(over);
-    const markedAlone = { runId, url: { endsWith: '/nested-200/alone' }, aloneClaim: { not: null } };
-    await until(async () => (await tdb.db.runUrl.count({ where: markedAlone })) === 1, 20_000);
+    // Fetched again by that worker, the page is extracted next: the child is its.
+    const [child] = await until(async () => {
+      const found = extractionProcesses(second.proc.child.pid!);
+      return nestedHits() === 2 && found.length > 0 && found;
+    }, 20_000);
     await second.proc.kill('SIGKILL');
+    await until(async () => !processAlive(child!), 10_000);
 
     const third = await startWorker(over);
-    const done = await ended(runId);
+    const done = await ended(runId, 60_000);
+    expect(done).toEqual(expect.objectContaining({ status: 'success', successfulUrls: 4, failedUrls: 0 }));
+    const nested = await tdb.db.runUrl.findFirst({ where: { runId, url: { endsWith: '/nested-200/slow' } } });
+    expect(nested).toEqual(expect.objectContaining({ status: 'success', takeOvers: 2, crashes: 0 }));
+    expect(nestedHits()).toBe(3);
+    expect(await recordCount(tdb.db, runId)).toBe(4);
+    expect(third.proc.child.exitCode).toBeNull();
+  }, 60_000);
+
+  it('fails a page whose extraction in its child process passes the memory limit after two process deaths in all; the rest of its run succeeds', async () => {
+    const over = { EXTRACTION_MEMORY_MB: '32', EXTRACTION_TIME_LIMIT_MS: '20000' };
+    const jobId = await createJob(alice, {
+      source: `${site.url}/{nested-200/a,poison,nested-200/b,nested-200/c}`,
+      // Nothing on pages without items; millions of strings on the poison page, which has some.
+      queries: [
+        {
+          name: 'big',
+          type: 'xpath',
+          query: 'count(array { for $n in //li, $i in 1 to 3000000 return string($i) })',
+        },
+      ],
+    });
+    const first = await startWorker(over);
+    const { runId } = await run(alice, jobId);
+    // The first death: its worker, while the page is fetched.
+    await until(async () => poisonHits === 1);
+    await first.proc.kill('SIGKILL');
+
+    // The second: the child process of the worker that took it over, past its heap.
+    const second = await startWorker(over);
+    const done = await ended(runId, 60_000);
+    const urls = await tdb.db.runUrl.findMany({ where: { runId }, orderBy: { seq: 'asc' } });
+    expect(
+      urls.map((u) => [u.url.replace(site.url, ''), u.status, u.errorMessage?.replace(site.url, '') ?? null]),
+    ).toEqual([
+      ['/nested-200/a', 'success', null],
+      [
+        '/poison',
+        'failed',
+        '/poison: extraction exceeded its memory limit of 32 MB (EXTRACTION_MEMORY_MB); it ended the process extracting it',
+      ],
+      ['/nested-200/b', 'success', null],
+      ['/nested-200/c', 'success', null],
+    ]);
     expect(done).toEqual(expect.objectContaining({ status: 'failed', successfulUrls: 3, failedUrls: 1 }));
     expect(runError(done)).toEqual(
       expect.objectContaining({
         code: 'EXTRACTION_ERROR',
         message: expect.stringMatching(
-          /\/nested-200\/alone: processing this URL ended a worker process twice/,
+          /\/poison: extraction exceeded its memory limit of 32 MB \(EXTRACTION_MEMORY_MB\); it ended the process extracting it/,
         ),
       }),
     );
-    expect(nestedHits()).toBe(2);
-    expect(await recordCount(tdb.db, runId)).toBe(3);
-    expect(third.proc.child.exitCode).toBeNull();
-  });
+    const poison = await tdb.db.runUrl.findFirst({ where: { runId, url: { endsWith: '/poison' } } });
+    expect(poison).toEqual(expect.objectContaining({ status: 'failed', takeOvers: 1, crashes: 1 }));
+    // No third death: the worker that saw its child die lives on, and the page was not fetched again.
+    expect(poisonHits).toBe(2);
+    expect(
+      second.proc.logs.filter((l) => l.msg === 'the process extracting a taken-over URL died of it'),
+    ).toHaveLength(1);
+    expect(second.proc.child.exitCode).toBeNull();
+    expect(extractionProcesses(second.proc.child.pid!)).toEqual([]);
+  }, 60_000);
 
   it("lets one user's slow-rate jobs hold no place while they wait, so another user's job runs at once", async () => {
     await startWorker({ SCRAPER_CONCURRENCY: '4' });

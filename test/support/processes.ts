@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { REDIS_URL } from './redis.ts';
 
@@ -140,4 +141,36 @@ export async function freePort(): Promise<number> {
   srv.close();
   await once(srv, 'close');
   return port;
+}
+
+/**
+ * The live child processes of `pid` that extract a taken-over URL (docs/api.md §16.2), read from
+ * /proc: their pids.
+ */
+export function extractionProcesses(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent pid is the 2nd field after the command name, which may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== pid || state === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('extract/process.ts'))
+        found.push(Number(entry));
+    } catch {
+      // It ended while it was read.
+    }
+  }
+  return found;
+}
+
+/** Whether a process of this pid is alive (a zombie is not). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }

@@ -21,7 +21,6 @@ import { scraperMetrics } from './metrics.ts';
 import { PageModel } from './model/page-model.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
-import { AloneLedger } from './run/alone-ledger.ts';
 import { Analyst } from './run/analyst.ts';
 import { Dispatcher } from './run/dispatcher.ts';
 import { RenderLearning } from './run/render-learning.ts';
@@ -96,12 +95,15 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
       failed: (err) => log.warn({ err: err.message }, 'host places: a call to Redis failed'),
     },
   );
-  const leases = new UrlLeases(redis, config.QUEUE_PREFIX, { maxPerUser: config.MAX_RUNNING_URLS_PER_USER });
+  // A killed worker's places come back with its URLs' leases, not later (docs/api.md §16.2).
+  const leases = new UrlLeases(redis, config.QUEUE_PREFIX, {
+    maxPerUser: config.MAX_RUNNING_URLS_PER_USER,
+    leaseMs: config.RUN_LOCK_MS,
+  });
   const dispatcher = new Dispatcher(
     {
       store: new RunStore(db, config.PUBLIC_BASE_URL),
       frontier: new Frontier(db),
-      aloneLedger: new AloneLedger(redis, config.QUEUE_PREFIX),
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
       hosts,
       renderLearning: new RenderLearning(redis, config.QUEUE_PREFIX),

@@ -75,6 +75,7 @@ export type { RunChangesQuery } from './internal/runs/changes.ts';
 export {
   type ClaimedUrl,
   Frontier,
+  MAX_TAKE_OVERS,
   type PreviousFetch,
   type RunState,
   seedUrls,

@@ -1,7 +1,6 @@
 import type { ContentOptions, PackedDocument, PageInfo, RenderSignal } from '@scrapejobs/content';
 import { ExtractionError, type QuerySpec, type QueryType } from '@scrapejobs/extraction';
-import { SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
-import { AloneGate } from './alone-gate.ts';
+import { ProcessStopped, runInProcess, SandboxError, SandboxPool, TaskError } from '@scrapejobs/sandbox';
 import type { AmendTask, CheckTask, ModelInput, ModelInputSpec } from './model-tasks.ts';
 import type { TrackedDocument, TrackTask } from './tracking-tasks.ts';
 
@@ -96,11 +95,11 @@ export type ThreadTask =
 export type ThreadValue = PageExtraction | SitemapUrls | PackedDocument | TrackedDocument | string | null;
 
 /**
- * Run the page alone in this process: `mark(true)` once nothing else is extracted here and
- * before the page is, `mark(false)` after (a URL taken over after a crash, docs/api.md §16a).
+ * Run the task in a child process of its own (a URL taken over after its worker's lease ran out,
+ * docs/api.md §16.2): `died` is told when that process died of it, before the task fails.
  */
-export interface Alone {
-  mark(alone: boolean): Promise<void>;
+export interface Isolated {
+  died(why: string): Promise<void>;
 }
 
 export interface ThreadSettings {
@@ -111,19 +110,30 @@ export interface ExtractorOptions {
   threads: number;
   timeLimitMs: number;
   memoryMb: number;
-  /** Told when a thread had to be ended (past a limit, or crashed). */
+  /** Told when a thread, or the process of a taken-over URL, had to be ended (past a limit, or crashed). */
   onThreadEnd?: (limit: string) => void;
 }
 
+/** What a process of its own needs besides the task's heap: Node and the extraction code loaded (28 MB). */
+const PROCESS_BASE_MB = 32;
+/**
+ * Processes of isolated tasks at once in one worker: each costs a Node start (about half a CPU
+ * second), and a worker may take over many URLs at once after another died. Others wait their
+ * turn, their clocks not running.
+ */
+const MAX_PROCESSES = 2;
+
 /**
  * Extracts pages on a pool of threads, so that no query on any page can hold up this process's
- * event loop (lock renewal, cancellation, /health, other runs) or grow its heap. Every failure of
- * a page's extraction, limits included, is an ExtractionError naming what happened.
+ * event loop (lock renewal, cancellation, /health, other runs) or grow its heap; an isolated task
+ * runs in a child process instead, so that not even a native fault of it ends this process. Every
+ * failure of a page's extraction, limits included, is an ExtractionError naming what happened.
  */
 export class PageExtractor {
   readonly #pool: SandboxPool<ThreadTask, ThreadValue>;
   readonly #options: ExtractorOptions;
-  readonly #gate = new AloneGate();
+  #processes = 0;
+  readonly #waitingProcesses: (() => void)[] = [];
 
   constructor(options: ExtractorOptions) {
     this.#options = options;
@@ -138,20 +148,36 @@ export class PageExtractor {
   }
 
   /** The page's records and links; rejects with ExtractionError, or the signal's reason. `owner` is the user whose page it is. */
-  extract(owner: string, task: ExtractTask, signal?: AbortSignal, alone?: Alone): Promise<PageExtraction> {
+  extract(
+    owner: string,
+    task: ExtractTask,
+    signal?: AbortSignal,
+    isolated?: Isolated,
+  ): Promise<PageExtraction> {
     const { page } = task;
     return this.#run(
       owner,
       { type: 'page', ...task },
       'body' in page ? page.body : null,
       signal,
-      alone,
+      isolated,
     ) as Promise<PageExtraction>;
   }
 
   /** A sitemap's URLs; rejects with ExtractionError (a sitemap that is not one too), or the signal's reason. */
-  readSitemap(owner: string, task: SitemapTask, signal?: AbortSignal, alone?: Alone): Promise<SitemapUrls> {
-    return this.#run(owner, { type: 'sitemap', ...task }, task.body, signal, alone) as Promise<SitemapUrls>;
+  readSitemap(
+    owner: string,
+    task: SitemapTask,
+    signal?: AbortSignal,
+    isolated?: Isolated,
+  ): Promise<SitemapUrls> {
+    return this.#run(
+      owner,
+      { type: 'sitemap', ...task },
+      task.body,
+      signal,
+      isolated,
+    ) as Promise<SitemapUrls>;
   }
 
   /** A unified diff of two markdown texts (≤ 64 KiB), null when equal; `owner` is whose run it is. */
@@ -184,19 +210,56 @@ export class PageExtractor {
     ) as Promise<TrackedDocument>;
   }
 
-  async #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, alone?: Alone) {
-    const exit = alone ? await this.#gate.enterAlone() : await this.#gate.enter();
+  #run(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal, isolated?: Isolated) {
+    return isolated ? this.#runProcess(task, signal, isolated) : this.#runThread(owner, task, body, signal);
+  }
+
+  async #runProcess(task: ThreadTask, signal: AbortSignal | undefined, isolated: Isolated) {
+    const { timeLimitMs, memoryMb } = this.#options;
+    await this.#processTurn(signal);
     try {
-      if (alone) {
-        // The mark covers the page's own parsing and extraction, not a thread's start.
-        await this.#pool.ready();
-        await alone.mark(true);
-      }
-      return await this.#runThread(owner, task, body, signal);
+      return await runInProcess<ThreadTask, ThreadValue>(task, {
+        entry: new URL('./process.ts', import.meta.url),
+        timeLimitMs,
+        memoryMb: memoryMb + PROCESS_BASE_MB,
+        settings: { timeLimitMs } satisfies ThreadSettings,
+        signal,
+      });
+    } catch (err) {
+      // Aborted, or stopped by someone else (a shutdown): nothing is known about the page.
+      if (signal?.aborted || err instanceof ProcessStopped) throw err;
+      if (!(err instanceof SandboxError)) throw this.#asExtractionError(err);
+      this.#options.onThreadEnd?.(err.limit);
+      const failure = this.#asExtractionError(err);
+      await isolated.died(failure.message);
+      throw new ExtractionError(`${failure.message}; it ended the process extracting it`, { cause: err });
     } finally {
-      exit();
-      if (alone) await alone.mark(false);
+      // The place goes to the next waiting task, or is free.
+      const next = this.#waitingProcesses.shift();
+      if (next) next();
+      else this.#processes--;
     }
+  }
+
+  /** Resolves once fewer than MAX_PROCESSES run (counting this one in), or rejects on abort. */
+  async #processTurn(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.#processes < MAX_PROCESSES) {
+      this.#processes++;
+      return;
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const turn = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const onAbort = () => {
+      this.#waitingProcesses.splice(this.#waitingProcesses.indexOf(turn), 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.#waitingProcesses.push(turn);
+    return promise;
   }
 
   async #runThread(owner: string, task: ThreadTask, body: Uint8Array | null, signal?: AbortSignal) {

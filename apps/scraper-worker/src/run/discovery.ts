@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { normalizeUrl, originOf, parseRobots, type RobotsRules, robotsAllows } from '@scrapejobs/crawl';
 import type { ClaimedUrl, Frontier } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
-import type { Alone, PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
+import type { Isolated, PageExtractor, SitemapUrls, UrlFilterSpec } from '../extract/extractor.ts';
 import { FetchError, type FetchedPage, type RequestPace } from '../fetch/index.ts';
 import { failureCode, foundUrl, type Processed, succeeded } from './processed.ts';
 
@@ -38,7 +38,7 @@ export interface DiscoveryContext {
   fetch(url: string, signal: AbortSignal, pace: RequestPace): Promise<FetchedPage>;
   /** How robots.txt is fetched: in its turn of the job's rate limit and the host's places, however long that takes. */
   robotsPace(signal: AbortSignal): RequestPace;
-  alone(url: ClaimedUrl): Alone | undefined;
+  isolated(url: ClaimedUrl): Isolated | undefined;
 }
 
 /**
@@ -95,7 +95,7 @@ export class Discovery {
     try {
       page = await ctx.fetch(url.url, signal, pace);
       const task = { key: ctx.runId, body: page.body, filter: ctx.filter! };
-      read = await ctx.extractor.readSitemap(ctx.userId, task, signal, ctx.alone(url));
+      read = await ctx.extractor.readSitemap(ctx.userId, task, signal, ctx.isolated(url));
     } catch (err) {
       if (!signal.aborted && failureCode(err) !== null)
         ctx.log.info({ url: url.url, err: (err as Error).message }, 'sitemap not read');

@@ -240,13 +240,11 @@ export class Dispatcher {
       work = opened;
       this.#works.set(state.runId, work);
     }
-    if (work.stopped || work.suspect) return 0;
-    // A URL taken over after its worker died is processed alone: if it kills this worker too,
-    // no other URL of the run is blamed with it. The run's other URLs here finish first.
+    if (work.stopped) return 0;
+    // A URL whose lease ran out is taken over one at a time, beside whatever runs here (§16.2).
     const takeOver = state.expired;
-    if (takeOver && work.inFlight > 0) return 0;
     const wanted = takeOver
-      ? Math.min(1, this.#free())
+      ? Math.min(1, this.#free(), this.#options.urlConcurrency - work.inFlight)
       : Math.min(
           this.#free(),
           this.#options.urlConcurrency - work.inFlight,
@@ -267,9 +265,7 @@ export class Dispatcher {
       if (places.length === 0) await this.#frontier.postpone(state.runId, NO_PLACE_DELAY_MS);
       if (places.length > 0) {
         if (takeOver) {
-          const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs, (lost) =>
-            this.#deps.aloneLedger.hasEnded(state.runId, lost),
-          );
+          const url = await this.#frontier.takeOver(state.runId, this.#options.leaseMs);
           urls = url ? [url] : [];
         } else urls = await this.#frontier.claim(state.runId, places.length, this.#options.leaseMs);
       }

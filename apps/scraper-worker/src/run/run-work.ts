@@ -13,13 +13,13 @@ import type {
   RunStore,
   TrackedPages,
 } from '@scrapejobs/domain';
-import { fetchSettingsHash, seedUrls } from '@scrapejobs/domain';
+import { fetchSettingsHash, MAX_TAKE_OVERS, seedUrls } from '@scrapejobs/domain';
 import type { Logger } from '@scrapejobs/logging';
 import type { SecretBox } from '@scrapejobs/outbound';
 import type {
-  Alone,
   DocumentSpec,
   ExtractTask,
+  Isolated,
   PageContent,
   PageExtractor,
   UrlFilterSpec,
@@ -29,7 +29,6 @@ import type { HostGate } from '../hosts/index.ts';
 import { type ModelStep, modelStep } from '../model/model-step.ts';
 import type { JobRateLimiter, Start } from '../rate-limiter.ts';
 import { type TrackingStep, trackingStep } from '../tracking/tracking-step.ts';
-import type { AloneLedger } from './alone-ledger.ts';
 import { AutoRendering } from './auto-render.ts';
 import { BatchWriter } from './batch-writer.ts';
 import { Discovery } from './discovery.ts';
@@ -66,8 +65,6 @@ export interface RunObserver {
 export interface WorkDeps extends PageLoaderDeps {
   store: RunStore;
   frontier: Frontier;
-  /** Alone extractions that ended while PostgreSQL was unreachable (§16a). */
-  aloneLedger: AloneLedger;
   limiter: JobRateLimiter;
   /** Places at target hosts, fleet-wide (§19). */
   hosts: HostGate;
@@ -142,8 +139,6 @@ export class RunWork {
   /** How each page compares with the account's previous scrape of it; null when the job does not ask. */
   readonly #tracking: TrackingStep | null;
   #haltedBy: unknown = null;
-  /** A URL taken over after its worker died is in flight: nothing else of this run starts here meanwhile. */
-  suspect = false;
   /** The last claim left nothing pending in the run's frontier (set by the dispatcher). */
   drained = true;
 
@@ -185,7 +180,7 @@ export class RunWork {
       stopped: this.#stop.signal,
       fetch: (url, signal, pace) => this.#fetching.fetch(url, signal, pace),
       robotsPace: (signal) => this.#pace(signal, null, { waitedMs: 0, throttled: 0 }),
-      alone: (url) => this.#alone(url),
+      isolated: (url) => this.#isolated(url),
     });
   }
 
@@ -254,7 +249,6 @@ export class RunWork {
     const controller = new AbortController();
     const signal = AbortSignal.any([this.#stop.signal, controller.signal]);
     this.#held.set(url.seq, { url, controller });
-    if (url.crashes > 0) this.suspect = true;
     try {
       await this.#processHeld(url, signal);
     } catch (err) {
@@ -267,7 +261,6 @@ export class RunWork {
       });
     } finally {
       this.#held.delete(url.seq);
-      if (url.crashes > 0) this.suspect = false;
     }
   }
 
@@ -309,10 +302,16 @@ export class RunWork {
   }
 
   async #processUrl(url: ClaimedUrl, signal: AbortSignal, pace: RequestPace): Promise<Processed> {
-    if (url.blamed) {
-      this.#log.warn({ url: url.url }, 'URL failed: it ended a worker process twice');
-      const message = `${url.url}: processing this URL ended a worker process twice; it is not tried again`;
+    if (url.crashes > 0) {
+      // Its outcome was lost with the worker that saw the death: the URL is not tried again.
+      this.#log.warn({ url: url.url }, 'URL failed: its extraction ended its process');
+      const message = `${url.url}: its extraction ended the process extracting it; it is not tried again`;
       return { outcome: failed('EXTRACTION_ERROR', message, null) };
+    }
+    if (url.takeOvers > MAX_TAKE_OVERS) {
+      this.#log.warn({ url: url.url, take_overs: url.takeOvers }, 'URL failed: it kept losing its lease');
+      const message = `${url.url}: its lease ran out ${url.takeOvers} times (more than ${MAX_TAKE_OVERS}); it is not tried again`;
+      return { outcome: failed('TIMEOUT', message, null) };
     }
     if (url.kind === 'robots') return this.#discovery.readRobots(url, signal);
     if (url.kind === 'sitemap') return this.#discovery.readSitemap(url, signal, pace);
@@ -435,7 +434,7 @@ export class RunWork {
       ...(check && { renderCheck: check }),
     };
     if (this.#model) task.model = this.#model.input(this.#pageInfo(url.url, page), this.#content);
-    return this.#deps.extractor.extract(this.userId, task, signal, this.#alone(url));
+    return this.#deps.extractor.extract(this.userId, task, signal, this.#isolated(url));
   }
 
   /** The page's last successful fetch, when the job may copy from it: made with the same settings. */
@@ -460,23 +459,18 @@ export class RunWork {
   }
 
   /**
-   * A URL taken over after its worker died is parsed and extracted alone in this process, marked
-   * so in the frontier meanwhile: if this worker dies too, the URL is to blame (docs/api.md §16a).
-   * Its end is noted in Redis beside clearing the mark: a kill right after it does not blame the
-   * URL while PostgreSQL is slow to answer or unreachable.
+   * A URL taken over after its lease ran out is parsed, extracted and converted in a child process
+   * of this worker (docs/api.md §16.2). A death of that process is the page's: it is noted in the
+   * frontier before the URL fails, so that it is not tried again even if this worker dies too.
    */
-  #alone(url: ClaimedUrl): Alone | undefined {
-    if (url.crashes === 0) return undefined;
-    const { frontier, aloneLedger } = this.#deps;
-    // The extraction is done: a failure to say so must not lose it.
-    const warn = (what: string) => (err: Error) => this.#log.warn({ url: url.url, err: err.message }, what);
+  #isolated(url: ClaimedUrl): Isolated | undefined {
+    if (url.takeOvers === 0) return undefined;
     return {
-      mark: async (alone) => {
-        if (alone) return frontier.markAlone(this.runId, url, true);
-        await Promise.all([
-          aloneLedger.ended(this.runId, url).catch(warn('could not note the alone extraction ended')),
-          frontier.markAlone(this.runId, url, false).catch(warn('could not clear the alone mark')),
-        ]);
+      died: async (why) => {
+        this.#log.warn({ url: url.url, why }, 'the process extracting a taken-over URL died of it');
+        await this.#deps.frontier.crashed(this.runId, url).catch((err: Error) => {
+          this.#log.warn({ url: url.url, err: err.message }, 'could not note the death of its process');
+        });
       },
     };
   }

@@ -13,8 +13,8 @@ const heldInRedis = (userId: string) => redis.zcard(`${prefix.prefix}:user-urls:
 
 describe('UrlLeases', () => {
   it("bounds one user's places across processes, and a place let go is reused before it is given back", async () => {
-    const a = new UrlLeases(redis, prefix.prefix, { maxPerUser: 4 });
-    const b = new UrlLeases(redis, prefix.prefix, { maxPerUser: 4 });
+    const a = new UrlLeases(redis, prefix.prefix, { maxPerUser: 4, leaseMs: 60_000 });
+    const b = new UrlLeases(redis, prefix.prefix, { maxPerUser: 4, leaseMs: 60_000 });
     const first = await a.take('usr_1', 3);
     expect(first).toHaveLength(3);
     expect(await b.take('usr_1', 3)).toHaveLength(1);
@@ -33,12 +33,27 @@ describe('UrlLeases', () => {
   });
 
   it('gives back every place let go in one call per user, and none twice', async () => {
-    const leases = new UrlLeases(redis, prefix.prefix, { maxPerUser: 10 });
+    const leases = new UrlLeases(redis, prefix.prefix, { maxPerUser: 10, leaseMs: 60_000 });
     const places = await leases.take('usr_3', 5);
     leases.letGo('usr_3', places);
     await leases.giveBack();
     expect(await heldInRedis('usr_3')).toBe(0);
     await leases.giveBack();
     expect(await leases.take('usr_3', 10)).toHaveLength(10);
+  });
+
+  it("frees a dead process's places when their lease runs out, while a live one keeps its own by renewing", async () => {
+    const dead = new UrlLeases(redis, prefix.prefix, { maxPerUser: 2, leaseMs: 300 });
+    const live = new UrlLeases(redis, prefix.prefix, { maxPerUser: 2, leaseMs: 300 });
+    expect(await dead.take('usr_4', 1)).toHaveLength(1);
+    expect(await live.take('usr_4', 1)).toHaveLength(1);
+    expect(await live.take('usr_4', 1)).toEqual([]);
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, live.renewEveryMs));
+      await live.renew();
+    }
+    // The dead one's place expired with its lease; the live one's is still taken.
+    expect(await live.take('usr_4', 2)).toHaveLength(1);
+    expect(await heldInRedis('usr_4')).toBe(2);
   });
 });

@@ -25,8 +25,8 @@ return 1`);
 export interface UrlLeaseOptions {
   /** MAX_RUNNING_URLS_PER_USER: one user's URLs in flight across the fleet. */
   maxPerUser: number;
-  /** A place not renewed this long (its process died) is free again. */
-  leaseMs?: number;
+  /** A place not renewed this long (its process died) is free again: RUN_LOCK_MS, as the URL's own lease. */
+  leaseMs: number;
 }
 
 /**
@@ -52,7 +52,7 @@ export class UrlLeases {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#maxPerUser = options.maxPerUser;
-    this.#leaseMs = options.leaseMs ?? 60_000;
+    this.#leaseMs = options.leaseMs;
   }
 
   /** How often `renew` must run so that live places never expire. */

@@ -412,7 +412,7 @@ export class SandboxPool<In, Out> {
  * What an aborted task rejects with: the signal's reason, as fetch() does, unless it is falsy
  * (`abort(0)`, `abort(null)`): a caller checking `if (err)` would take that for no error at all.
  */
-function abortReason(signal: AbortSignal | undefined): unknown {
+export function abortReason(signal: AbortSignal | undefined): unknown {
   const reason: unknown = signal?.reason;
   return reason || new DOMException(`The task was aborted (${String(reason)})`, 'AbortError');
 }

@@ -1,7 +1,6 @@
 import { normalizeUrl, originOf, urlKey } from '@scrapejobs/crawl';
 import { type Database, transaction } from '@scrapejobs/db';
 import { expandGlob } from '@scrapejobs/extraction';
-import type { PoolClient } from 'pg';
 import { RUN_SETTINGS, type RunSettings, runSettings } from './settings.ts';
 
 /** The glob limit of docs/api.md §3.4: a run's expanded source. */
@@ -33,10 +32,14 @@ export interface ClaimedUrl {
   url: string;
   depth: number;
   claims: number;
-  /** How often a worker that held it died; a URL taken over after a death is processed alone. */
+  /**
+   * How often its lease ran out and a worker took it over: for a death, a stall or a lost
+   * connection alike, none of which is proof against it. Such a URL is extracted in a child
+   * process (docs/api.md §16.2); past MAX_TAKE_OVERS it fails with TIMEOUT.
+   */
+  takeOvers: number;
+  /** Deaths of the child process extracting it that its living worker saw: after one it fails (§16.2). */
   crashes: number;
-  /** Its worker died while parsing or extracting it alone after an earlier death: it fails (§16a). */
-  blamed: boolean;
   /** Answers 429 or 503 it got in earlier claims (§19). */
   throttled: number;
   /**
@@ -101,7 +104,10 @@ const PREVIOUS = `(SELECT jsonb_build_object('etag', v.etag, 'lastModified', v.l
                      JOIN runs s ON s.id = v.source_run_id AND NOT s.deleting
                     WHERE o.id = u.run_id AND u.kind = 'page'
                       AND coalesce(o.settings->>'refetch', 'conditional') = 'conditional') AS previous`;
-const RETURNING_CLAIMED = `u.seq, u.kind, u.url, u.depth, u.claims, u.crashes, u.blamed, u.throttled, ${PREVIOUS}`;
+const RETURNING_CLAIMED = `u.seq, u.kind, u.url, u.depth, u.claims, u.take_overs AS "takeOvers", u.crashes,
+                           u.throttled, ${PREVIOUS}`;
+/** A URL taken over more often than this fails with TIMEOUT (docs/api.md §16.2). */
+export const MAX_TAKE_OVERS = 20;
 /** The run `r` holds a URL whose lease ran out. */
 const EXPIRED = `EXISTS (SELECT 1 FROM run_urls u WHERE u.run_id = r.id AND u.status = 'active'
                                  AND u.lease_until < ${NOW})`;
@@ -257,74 +263,39 @@ export class Frontier {
   }
 
   /**
-   * Takes over the first URL of a running run whose lease ran out: its worker died or was held up.
-   * The URL is blamed for the death when that worker was parsing or extracting it alone, unless
-   * `ended` knows that extraction had ended (its mark could not be cleared in time).
+   * Takes over the first URL of a running run whose lease ran out: its worker died, was held up or
+   * lost its connections. A take-over is no proof against the URL: it is only counted (§16.2).
    */
-  async takeOver(
-    runId: string,
-    leaseMs: number,
-    ended?: (url: { seq: number; claims: number }) => Promise<boolean>,
-  ): Promise<ClaimedUrl | null> {
-    return this.#locked<ClaimedUrl | null>(runId, null, async (client) => {
-      const { rows: lost } = await client.query<{ seq: number; claims: number; alone: boolean }>({
-        name: 'frontier-lost-url',
-        text: `SELECT seq, claims, alone_claim IS NOT DISTINCT FROM claims AS alone FROM run_urls
-                WHERE run_id = $1 AND status = 'active' AND lease_until < ${NOW}
-                ORDER BY seq LIMIT 1`,
-        values: [runId],
-      });
-      const url = lost[0];
-      if (!url) return null;
-      const alone = url.alone && !(await ended?.(url));
-      const { rows } = await client.query<ClaimedUrl>({
-        name: 'frontier-take-over',
-        text: `UPDATE run_urls u SET claims = u.claims + 1, crashes = u.crashes + 1,
-                                   blamed = u.blamed OR $4, alone_claim = NULL,
-                                   lease_until = ${NOW} + ${ms('$3')}
-                WHERE u.run_id = $1 AND u.seq = $2 AND u.claims = $5 AND u.status = 'active'
-                  AND u.lease_until < ${NOW}
-             RETURNING ${RETURNING_CLAIMED}`,
-        values: [runId, url.seq, leaseMs, alone, url.claims],
-      });
-      return rows[0] ?? null;
+  async takeOver(runId: string, leaseMs: number): Promise<ClaimedUrl | null> {
+    const { rows } = await this.#db.pool.query<ClaimedUrl>({
+      name: 'frontier-take-over',
+      // The run's row is locked first, as claims take it: workers taking over URLs of one run
+      // take turns, and one whose lost URL another took meanwhile finds the next one or none.
+      text: `WITH r AS MATERIALIZED (SELECT id FROM runs WHERE id = $1 AND status = 'running' FOR UPDATE),
+             lost AS MATERIALIZED (
+               SELECT u.seq FROM run_urls u
+                WHERE u.run_id = (SELECT id FROM r) AND u.status = 'active' AND u.lease_until < ${NOW}
+                ORDER BY u.seq LIMIT 1 FOR UPDATE)
+           UPDATE run_urls u SET claims = u.claims + 1, take_overs = least(u.take_overs + 1, 32767),
+                                 lease_until = ${NOW} + ${ms('$2')}
+             FROM lost
+            WHERE (u.run_id, u.seq) = ($1, lost.seq)
+        RETURNING ${RETURNING_CLAIMED}`,
+      values: [runId, leaseMs],
     });
+    return rows[0] ?? null;
   }
 
   /**
-   * Runs `work` in a transaction holding the row of a running run: workers claiming URLs of one
-   * run take turns, so that together they never claim a URL twice nor pass `max_pages`.
+   * The child process extracting a URL under this claim died, and its worker saw it (§16.2): the
+   * URL is not processed again, even when its outcome is lost with that worker.
    */
-  async #locked<T>(runId: string, none: T, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const locked = await client.query({
-        name: 'frontier-lock-run',
-        text: `SELECT 1 FROM runs WHERE id = $1 AND status = 'running' FOR UPDATE`,
-        values: [runId],
-      });
-      const result = locked.rowCount === 0 ? none : await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-
-  /**
-   * Marks a URL taken over after a crash as being parsed or extracted alone in its process under
-   * this claim (`alone`), or no longer: if its worker dies meanwhile, the URL is blamed (§16a).
-   */
-  async markAlone(runId: string, url: { seq: number; claims: number }, alone: boolean): Promise<void> {
+  async crashed(runId: string, url: { seq: number; claims: number }): Promise<void> {
     await this.#db.pool.query({
-      name: 'frontier-mark-alone',
-      text: `UPDATE run_urls SET alone_claim = CASE WHEN $4 THEN claims END
+      name: 'frontier-crashed',
+      text: `UPDATE run_urls SET crashes = least(crashes + 1, 32767)
               WHERE run_id = $1 AND seq = $2 AND claims = $3 AND status = 'active'`,
-      values: [runId, url.seq, url.claims, alone],
+      values: [runId, url.seq, url.claims],
     });
   }
 
@@ -336,9 +307,14 @@ export class Frontier {
     if (held.length === 0) return [];
     const { rows } = await this.#db.pool.query<{ run_id: string; seq: number }>({
       name: 'frontier-renew',
-      text: `UPDATE run_urls u SET lease_until = ${NOW} + ${ms('$4')}
+      // The runs' rows are locked first (in one order, shared with other renewals), as claims,
+      // take-overs, stored batches, releases and ends lock them before their URLs: the other way
+      // round, a renewal and a batch being stored could deadlock.
+      text: `WITH r AS MATERIALIZED (SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR KEY SHARE)
+             UPDATE run_urls u SET lease_until = ${NOW} + ${ms('$4')}
                FROM unnest($1::text[], $2::int[], $3::int[]) AS h(run_id, seq, claims)
-              WHERE u.run_id = h.run_id AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
+              WHERE u.run_id = ANY(ARRAY(SELECT id FROM r)) AND u.run_id = h.run_id AND u.seq = h.seq
+                AND u.claims = h.claims AND u.status = 'active'
               RETURNING u.run_id, u.seq`,
       values: [held.map((h) => h.runId), held.map((h) => h.seq), held.map((h) => h.claims), leaseMs],
     });
@@ -363,7 +339,7 @@ export class Frontier {
       // release, a batch being stored and a renewal of leases could deadlock.
       text: `WITH r AS MATERIALIZED (SELECT id FROM runs WHERE id = $1 FOR UPDATE),
            back AS (
-               UPDATE run_urls u SET status = 'pending', lease_until = NULL, alone_claim = NULL,
+               UPDATE run_urls u SET status = 'pending', lease_until = NULL,
                                      throttled = coalesce(h.throttled, u.throttled)
                  FROM unnest($2::int[], $3::int[], $5::int[]) AS h(seq, claims, throttled)
                 WHERE u.run_id = (SELECT id FROM r) AND u.seq = h.seq AND u.claims = h.claims

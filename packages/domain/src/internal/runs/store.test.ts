@@ -136,7 +136,7 @@ describe('Frontier', () => {
     const [first] = await frontier.claim(runId, 1, 1);
     await new Promise((r) => setTimeout(r, 20));
     const taken = await frontier.takeOver(runId, LEASE_MS);
-    expect(taken).toEqual(expect.objectContaining({ seq: 0, claims: 2, crashes: 1 }));
+    expect(taken).toEqual(expect.objectContaining({ seq: 0, claims: 2, takeOvers: 1, crashes: 0 }));
     expect(await frontier.renew([{ runId, seq: 0, claims: first!.claims }], LEASE_MS)).toEqual([
       { runId, seq: 0, claims: 1 },
     ]);
@@ -170,28 +170,32 @@ describe('Frontier', () => {
     expect((await frontier.claim(runId, 5, LEASE_MS)).map((u) => u.seq)).toEqual([0, 1]);
   });
 
-  it("blames a URL taken over for its worker's death only when that worker was extracting it alone", async () => {
+  it('counts take-overs apart from crashes, and notes a crash only under the claim that saw it', async () => {
     const { runId } = await runningRun('https://example.com/[1-2]');
     const [a, b] = await frontier.claim(runId, 2, 1);
     await new Promise((r) => setTimeout(r, 20));
+    // A lease that ran out is no proof of a death: a take-over is counted, not a crash.
     const first = await frontier.takeOver(runId, 1);
-    expect(first).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 1, blamed: false }));
-    // Taken over once, it is extracted alone; a death while it waited on the network is no blame.
-    await frontier.markAlone(runId, first!, true);
-    await frontier.markAlone(runId, first!, false);
+    expect(first).toEqual(expect.objectContaining({ seq: a!.seq, takeOvers: 1, crashes: 0 }));
     await new Promise((r) => setTimeout(r, 20));
-    const second = await frontier.takeOver(runId, 1);
-    expect(second).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 2, blamed: false }));
-    await frontier.markAlone(runId, second!, true);
-    await new Promise((r) => setTimeout(r, 20));
-    // The next expired URL in order is still the same one: its worker died while extracting it alone.
-    const third = await frontier.takeOver(runId, LEASE_MS);
-    expect(third).toEqual(expect.objectContaining({ seq: a!.seq, crashes: 3, blamed: true }));
-    // A mark under a claim that was lost changes nothing.
-    await frontier.markAlone(runId, b!, true);
-    expect((await urlsOf(runId))[1]!.aloneClaim).toBe(b!.claims);
-    await frontier.markAlone(runId, { seq: b!.seq, claims: b!.claims + 1 }, false);
-    expect((await urlsOf(runId))[1]!.aloneClaim).toBe(b!.claims);
+    const second = await frontier.takeOver(runId, LEASE_MS);
+    expect(second).toEqual(
+      expect.objectContaining({ seq: a!.seq, claims: a!.claims + 2, takeOvers: 2, crashes: 0 }),
+    );
+    // The death of its child process, seen under a claim that was lost, changes nothing.
+    await frontier.crashed(runId, first!);
+    await frontier.crashed(runId, { seq: b!.seq, claims: b!.claims + 1 });
+    expect((await urlsOf(runId)).map((u) => u.crashes)).toEqual([0, 0]);
+    await frontier.crashed(runId, second!);
+    expect((await urlsOf(runId)).map((u) => [u.crashes, u.takeOvers])).toEqual([
+      [1, 2],
+      [0, 0],
+    ]);
+    // The other URL, whose lease ran out too, is next.
+    expect(await frontier.takeOver(runId, LEASE_MS)).toEqual(
+      expect.objectContaining({ seq: b!.seq, takeOvers: 1, crashes: 0 }),
+    );
+    expect(await frontier.takeOver(runId, LEASE_MS)).toBeNull();
   });
 
   it('keeps each run due from when a worker has something to do for it, and not while all its URLs are claimed', async () => {

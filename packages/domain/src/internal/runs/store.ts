@@ -572,7 +572,7 @@ export class RunStore {
                                      duration_ms = o.duration_ms, fetched_at = o.fetched_at,
                                      error_code = o.error_code, error_message = o.error_message,
                                      unchanged = o.unchanged, rendered = o.rendered,
-                                     render_reason = o.render_reason, lease_until = NULL, alone_claim = NULL
+                                     render_reason = o.render_reason, lease_until = NULL
                  FROM o
                 WHERE u.run_id = $1 AND u.seq = o.seq AND u.claims = o.claims AND u.status = 'active'
                 RETURNING u.seq, u.kind, u.status, u.error_code, u.error_message, u.url_key, u.depth),
