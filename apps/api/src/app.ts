@@ -10,6 +10,7 @@ import {
   type KeyCache,
   type KeysService,
   type ResultsService,
+  UsageService,
   type WebhooksService,
 } from '@scrapejobs/domain';
 import { type LlmEnv, modelSettings, TokenLedger } from '@scrapejobs/llm';
@@ -60,6 +61,8 @@ export interface AppParts {
     | 'WEBHOOK_SECRET_KEY'
     | 'NODE_ENV'
     | 'PUBLIC_BASE_URL'
+    | 'ACCOUNT_MONTHLY_CREDITS'
+    | 'MAX_RUNNING_URLS_PER_USER'
     | keyof LlmEnv
     | keyof SearchEnv
   >;
@@ -193,6 +196,9 @@ export function createApp(deps: AppParts): express.Express {
       model: model !== null,
       tokens: new TokenLedger(redis, config.QUEUE_PREFIX, model?.tokensPerDay ?? 0),
       search: searchDeps.client,
+      usage: new UsageService(db),
+      monthlyCredits: config.ACCOUNT_MONTHLY_CREDITS ?? null,
+      maxRunningUrls: config.MAX_RUNNING_URLS_PER_USER,
     }),
   );
   app.use(auth);

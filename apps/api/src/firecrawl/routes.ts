@@ -46,8 +46,9 @@ import { principalOf, requireScope } from '../http/auth.ts';
 import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
 import { runSearch, type SearchDeps } from '../search/search.ts';
+import { type TeamDeps, teamRoutes } from './team.ts';
 
-export interface FirecrawlDeps {
+export interface FirecrawlDeps extends TeamDeps {
   compat: CompatService;
   /** Checks a job body as POST /jobs does (selectors, proxies), with this service's field paths. */
   parseJob: (raw: unknown, userId: string) => Promise<CreateJobInput>;
@@ -361,6 +362,9 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       },
     ];
   });
+
+  for (const [path, handler] of teamRoutes(deps))
+    route('get', path, async (_req, v, principal) => [200, await handler(principal, v)]);
 
   for (const endpoint of UNSUPPORTED_ENDPOINTS) {
     const path = endpoint.path.replace(/^\/v[12]/, '');
