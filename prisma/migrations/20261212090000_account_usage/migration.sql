@@ -13,3 +13,10 @@ CREATE TABLE "account_usage" (
 
 -- AddForeignKey
 ALTER TABLE "account_usage" ADD CONSTRAINT "account_usage_user_id_fkey" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- A compatible-API job's kind (scrape, crawl, batch, map, …) and a crawl's options as given, for
+-- GET /v2/scrape/{id} and the active crawls' options.
+
+-- AlterTable
+ALTER TABLE "jobs" ADD COLUMN "firecrawl_kind" TEXT;
+ALTER TABLE "jobs" ADD COLUMN "firecrawl_options" JSONB;

@@ -15,6 +15,7 @@ import {
   crawlStatus,
   errorBody,
   extractJob,
+  type FirecrawlDocument,
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
@@ -129,14 +130,26 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const request = valid(parseScrapeRequest(req.body, v));
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
-    const { runId } = await start(principal, job, null, null, request.changeTracking);
+    const { runId, jobId } = await start(principal, job, null, null, request.changeTracking);
+    await compat.describe(jobId, 'scrape');
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
       throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    return [200, { success: true, data: document ?? (await failedDocument(ended, v)) }];
+    return [200, { success: true, data: withScrapeId(document ?? (await failedDocument(ended, v)), runId) }];
+  });
+
+  route('get', '/scrape/:id', async (req, v, principal) => {
+    const run = await compat.get(principal, idOf(req));
+    if (run.kind !== 'scrape') throw new AppError(404, 'Scrape not found.');
+    if (run.run.status === 'running') throw new AppError(404, 'The scrape has not finished yet.');
+    const [document] = await documentsOf(principal, run, v, { limit: 1 }).then((page) => page.data);
+    return [
+      200,
+      { success: true, data: withScrapeId(document ?? (await failedDocument(run, v)), run.run.id) },
+    ];
   });
 
   for (const kind of ['crawl', 'batch/scrape'] as const) {
@@ -145,13 +158,14 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         const request = valid(parseCrawlRequest(req.body, v));
         needModel(request.scrapeOptions, 'scrapeOptions.');
         const { job, webhook } = crawlJob(request);
-        const { runId } = await start(
+        const { runId, jobId } = await start(
           principal,
           job,
           null,
           jobWebhook(req, webhook, 'crawl'),
           request.scrapeOptions.changeTracking,
         );
+        await compat.describe(jobId, 'crawl', crawlOptionsShown(req.body));
         return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
       }
       const batchRequest = valid(parseBatchScrapeRequest(req.body, v));
@@ -174,17 +188,21 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
         },
       ];
     });
-    if (kind === 'crawl')
-      route('get', '/crawl/active', async (_req, _v, principal) => {
-        const active = await compat.active(principal);
+    if (kind === 'crawl') {
+      const activeCrawls: Handler = async (_req, _v, principal) => {
+        const active = await compat.active(principal, 'crawl');
         const crawls = active.map((a) => ({
           id: a.runId,
           teamId: principal.userId,
           url: a.source,
-          options: {},
+          options: a.options,
         }));
         return [200, { success: true, crawls }];
-      });
+      };
+      // v2 names it `ongoing` as well; both come before `/crawl/:id`.
+      route('get', '/crawl/active', activeCrawls);
+      route('get', '/crawl/ongoing', activeCrawls);
+    }
     route('get', `/${kind}/:id`, async (req, v, principal) => {
       const run = await compat.get(principal, idOf(req));
       const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
@@ -416,6 +434,19 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
 
   return router;
 }
+
+/** A scrape's document with its id, which GET /v2/scrape/{id} reads it again by. */
+const withScrapeId = (document: FirecrawlDocument, id: string): FirecrawlDocument => ({
+  ...document,
+  metadata: { ...document.metadata, scrapeId: id },
+});
+
+/** Request fields that are not a crawl's options (its webhook may carry secrets in its headers). */
+const NOT_OPTIONS = new Set(['url', 'webhook', 'origin', 'integration']);
+
+/** A crawl's options as Firecrawl's active crawls show them: the request as given, but its URL and webhook. */
+const crawlOptionsShown = (body: unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([k]) => !NOT_OPTIONS.has(k)));
 
 /** A parsed request's value, or the 400 of its problems in Firecrawl's shape. */
 function valid<T>(parsed: Parsed<T>): T {
