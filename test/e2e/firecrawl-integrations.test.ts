@@ -30,6 +30,7 @@ const page = (n: number) => `<!doctype html><html lang="en"><head><title>Page ${
 beforeAll(async () => {
   tdb = await createTestDatabase();
   server = createServer((req, res) => api.app(req, res));
+  server.on('upgrade', (req, socket, head) => api.app.upgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   api = buildTestApi({
@@ -165,5 +166,45 @@ describe('scrapes and crawls by id', () => {
     expect((await other.sdk.getActiveCrawls()).crawls).toEqual([]);
     expect(await sdk.cancelCrawl(started.id)).toBe(true);
     expect((await sdk.getActiveCrawls()).crawls).toEqual([]);
+  });
+});
+
+describe('the crawl watcher', () => {
+  it('streams a crawl over the WebSocket the SDK opens: every page once, then done', async () => {
+    const { sdk } = await account('watcher@example.com');
+    const started = await sdk.startCrawl(`${site.url}/p/1`, {
+      limit: 4,
+      sitemap: 'skip',
+      crawlEntireDomain: true,
+    });
+    const watcher = sdk.watcher(started.id, { kind: 'crawl', pollInterval: 1 });
+    const urls: string[] = [];
+    const ends: { status: string; completed?: number }[] = [];
+    watcher.on('document', (doc: { metadata?: { sourceURL?: string } }) =>
+      urls.push(doc.metadata?.sourceURL ?? ''),
+    );
+    watcher.on('done', (end: { status: string; completed?: number }) => ends.push(end));
+    watcher.on('error', (end: { status: string }) => ends.push(end));
+    await watcher.start();
+    expect(ends).toEqual([expect.objectContaining({ status: 'completed', completed: 4 })]);
+    expect(urls.sort()).toEqual([1, 2, 3, 4].map((n) => `${site.url}/p/${n}`).sort());
+  });
+
+  it('sends an error for an unknown key or crawl, and the SDK stops', async () => {
+    const { sdk } = await account('watcher-bad@example.com');
+    const errors: { error?: string }[] = [];
+    const unknown = sdk.watcher('run_00000000000000000000000000', { kind: 'crawl', pollInterval: 1 });
+    unknown.on('error', (e: { error?: string }) => errors.push(e));
+    await unknown.start();
+    const badKey = new Firecrawl({ apiKey: 'sk_test_nope', apiUrl: base }).watcher(
+      'run_00000000000000000000000000',
+      { kind: 'crawl', pollInterval: 1 },
+    );
+    badKey.on('error', (e: { error?: string }) => errors.push(e));
+    await badKey.start();
+    expect(errors.map((e) => e.error)).toEqual([
+      expect.stringMatching(/not found/i),
+      expect.stringMatching(/key/),
+    ]);
   });
 });

@@ -48,6 +48,7 @@ import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
 import { runSearch, type SearchDeps } from '../search/search.ts';
 import { type TeamDeps, teamRoutes } from './team.ts';
+import type { StatusReader, WatchedKind } from './watch.ts';
 
 export interface FirecrawlDeps extends TeamDeps {
   compat: CompatService;
@@ -79,7 +80,7 @@ type Handler = (req: Request, version: FirecrawlVersion, principal: Principal) =
  * of origin `firecrawl` and its run, so the fleet, isolation, retention and the console apply.
  * Errors answer in Firecrawl's shape, `{success: false, error}` (with `details` on a 400).
  */
-export function firecrawlRouter(deps: FirecrawlDeps): Router {
+export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusReader } {
   const router = Router();
   const { compat } = deps;
   const base = deps.publicBaseUrl.replace(/\/+$/, '');
@@ -204,28 +205,8 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       route('get', '/crawl/ongoing', activeCrawls);
     }
     route('get', `/${kind}/:id`, async (req, v, principal) => {
-      const run = await compat.get(principal, idOf(req));
       const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-      const page = await documentsOf(principal, run, v, { limit: STATUS_PAGE, cursor });
-      const next = page.nextCursor && `${base}/${v}/${kind}/${run.run.id}?cursor=${page.nextCursor}`;
-      const { run: r } = run;
-      const urls = {
-        total: r.totalUrls,
-        successful: r.successfulUrls,
-        failed: r.failedUrls,
-        skipped: r.skippedUrls,
-      };
-      return [
-        200,
-        crawlStatus({
-          version: v,
-          runStatus: r.status,
-          urls,
-          expiresAt: run.expiresAt,
-          next,
-          data: page.data,
-        }),
-      ];
+      return [200, (await status(principal, v, kind, idOf(req), cursor)).body];
     });
     route('delete', `/${kind}/:id`, async (req, _v, principal) => {
       await compat.cancel(principal, await compat.get(principal, idOf(req)));
@@ -404,6 +385,35 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     res.status(appErr.status).json(errorBody(appErr.message, details));
   });
 
+  /** A crawl's or batch's status with a page of its documents, and the cursor of the next page. */
+  async function status(
+    principal: Principal,
+    v: FirecrawlVersion,
+    kind: WatchedKind,
+    id: string,
+    cursor: string | undefined,
+  ) {
+    const run = await compat.get(principal, id);
+    const page = await documentsOf(principal, run, v, { limit: STATUS_PAGE, cursor });
+    const next = page.nextCursor && `${base}/${v}/${kind}/${run.run.id}?cursor=${page.nextCursor}`;
+    const { run: r } = run;
+    const urls = {
+      total: r.totalUrls,
+      successful: r.successfulUrls,
+      failed: r.failedUrls,
+      skipped: r.skippedUrls,
+    };
+    const body = crawlStatus({
+      version: v,
+      runStatus: r.status,
+      urls,
+      expiresAt: run.expiresAt,
+      next,
+      data: page.data,
+    });
+    return { body, nextCursor: page.nextCursor };
+  }
+
   /** A page of the run's documents in Firecrawl's shape, with the formats its job asked for. */
   async function documentsOf(
     principal: Principal,
@@ -432,7 +442,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     return firecrawlDocument(doc, { version: v, formats: [], screenshotUrl: null, error });
   }
 
-  return router;
+  return Object.assign(router, { status: status satisfies StatusReader });
 }
 
 /** A scrape's document with its id, which GET /v2/scrape/{id} reads it again by. */
