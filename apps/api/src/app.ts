@@ -201,6 +201,7 @@ export function createApp(deps: AppParts): ApiApp {
     usage: new UsageService(db),
     monthlyCredits: config.ACCOUNT_MONTHLY_CREDITS ?? null,
     maxRunningUrls: config.MAX_RUNNING_URLS_PER_USER,
+    proxies: config.PROXY_URLS,
   });
   app.use(['/v1', '/v2'], firecrawl);
   app.use(auth);

@@ -1,3 +1,4 @@
+import type { ProxyEntry } from '@scrapejobs/config';
 import type { CreateJobInput } from '@scrapejobs/contracts';
 import {
   ACCEPTED_BEYOND_MAX_PAGES,
@@ -51,6 +52,8 @@ import { type TeamDeps, teamRoutes } from './team.ts';
 import type { StatusReader, WatchedKind } from './watch.ts';
 
 export interface FirecrawlDeps extends TeamDeps {
+  /** The operator's proxies (PROXY_URLS): `location.country` picks one. */
+  proxies: readonly ProxyEntry[];
   compat: CompatService;
   /** Checks a job body as POST /jobs does (selectors, proxies), with this service's field paths. */
   parseJob: (raw: unknown, userId: string) => Promise<CreateJobInput>;
@@ -127,8 +130,30 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     throw new AppError(400, `The request is invalid: ${paths[0]}: ${NO_MODEL_MESSAGE}.`, { details });
   };
 
+  /**
+   * `location.country` without any of the operator's proxies is served without one, with a
+   * warning (languages are still sent); a country no proxy has is a 400 at `at`.
+   */
+  const located = <T extends ScrapeOptions>(options: T, at: string): T => {
+    const { country } = options.fetch;
+    if (country === null) return options;
+    if (deps.proxies.length === 0)
+      return {
+        ...options,
+        fetch: { ...options.fetch, country: null },
+        warnings: [
+          ...options.warnings,
+          `location.country ${country} is served without a proxy: the operator has configured none (languages are still sent)`,
+        ],
+      };
+    if (deps.proxies.some((proxy) => proxy.country === country)) return options;
+    const message = `no proxy is configured for country ${country}`;
+    throw new AppError(400, `The request is invalid: ${at}: ${message}.`, { details: { [at]: message } });
+  };
+  const warningOf = (warnings: readonly string[]) => (warnings.length > 0 ? warnings.join('; ') : undefined);
+
   route('post', '/scrape', async (req, v, principal) => {
-    const request = valid(parseScrapeRequest(req.body, v));
+    const request = located(valid(parseScrapeRequest(req.body, v)), 'location.country');
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
     const { runId, jobId } = await start(principal, job, null, null, request.changeTracking);
@@ -139,7 +164,9 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
       throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    return [200, { success: true, data: withScrapeId(document ?? (await failedDocument(ended, v)), runId) }];
+    const data = withScrapeId(document ?? (await failedDocument(ended, v)), runId);
+    const warning = warningOf([...request.warnings, ...(data.warning ? [data.warning] : [])]);
+    return [200, { success: true, data: { ...data, ...(warning && { warning }) } }];
   });
 
   route('get', '/scrape/:id', async (req, v, principal) => {
@@ -156,7 +183,11 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
   for (const kind of ['crawl', 'batch/scrape'] as const) {
     route('post', `/${kind}`, async (req, v, principal) => {
       if (kind === 'crawl') {
-        const request = valid(parseCrawlRequest(req.body, v));
+        const parsed = valid(parseCrawlRequest(req.body, v));
+        const request = {
+          ...parsed,
+          scrapeOptions: located(parsed.scrapeOptions, 'scrapeOptions.location.country'),
+        };
         needModel(request.scrapeOptions, 'scrapeOptions.');
         const { job, webhook } = crawlJob(request);
         const { runId, jobId } = await start(
@@ -167,9 +198,14 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
           request.scrapeOptions.changeTracking,
         );
         await compat.describe(jobId, 'crawl', crawlOptionsShown(req.body));
-        return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
+        const warning = warningOf(request.scrapeOptions.warnings);
+        return [
+          200,
+          { success: true, id: runId, url: `${base}/${v}/crawl/${runId}`, ...(warning && { warning }) },
+        ];
       }
-      const batchRequest = valid(parseBatchScrapeRequest(req.body, v));
+      const batchRequest = located(valid(parseBatchScrapeRequest(req.body, v)), 'location.country');
+      const warning = warningOf(batchRequest.warnings);
       needModel(batchRequest);
       const batch = batchScrapeJob(batchRequest);
       const { runId } = await start(
@@ -186,6 +222,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
           id: runId,
           url: `${base}/${v}/batch/scrape/${runId}`,
           invalidURLs: batch.invalidURLs,
+          ...(warning && { warning }),
         },
       ];
     });

@@ -183,6 +183,7 @@ const MAP_OPTIONS: ScrapeOptions = {
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
   fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
+  warnings: [],
 };
 
 /**

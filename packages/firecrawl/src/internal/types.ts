@@ -91,6 +91,8 @@ export interface ScrapeOptions {
   /** `waitFor` and `actions` as render steps, in order. */
   renderActions: RenderAction[];
   fetch: FetchSettings;
+  /** Options served a little differently than asked (stealth proxies, parsers, a viewport): the answer's `warning`. */
+  warnings: string[];
 }
 
 export interface ScrapeRequest extends ScrapeOptions {
