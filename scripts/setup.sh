@@ -14,6 +14,7 @@ missing=()
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
 command -v psql >/dev/null || missing+=(postgresql-client)
+command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "==> installing ${missing[*]} (Debian packages)"

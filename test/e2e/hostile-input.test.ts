@@ -8,6 +8,7 @@ import { KeysService } from '@scrapejobs/domain';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
 import { REDIS_URL, testPrefix } from '../support/redis.ts';
+import { startSearxng } from '../support/searxng.ts';
 import { listPage, startSite } from '../support/site.ts';
 
 let tdb: TestDatabase;
@@ -16,6 +17,7 @@ let worker: Proc;
 let base: string;
 let token: string;
 let site: Awaited<ReturnType<typeof startSite>>;
+let searxng: Awaited<ReturnType<typeof startSearxng>>;
 const prefix = testPrefix();
 
 /** Sitemap URLs the site lists: twice the 50,000 a sitemap may hold. */
@@ -42,10 +44,10 @@ function serveSite(req: IncomingMessage, res: ServerResponse): boolean {
   }
   if (sitemap) {
     res.setHeader('Content-Type', 'application/xml');
-    const from = Number(sitemap[1]) * PER_SITEMAP;
     res.write('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
-    for (let i = from; i < from + PER_SITEMAP; i++)
-      res.write(`<url><loc>${site.url}/docs/page-${i}</loc></url>`);
+    // Each sitemap's pages are numbered from 0: whichever is read first, its page-99 is in the map.
+    for (let i = 0; i < PER_SITEMAP; i++)
+      res.write(`<url><loc>${site.url}/docs/${sitemap[1]}/page-${i}</loc></url>`);
     res.end('</urlset>');
     return true;
   }
@@ -61,8 +63,17 @@ function serveSite(req: IncomingMessage, res: ServerResponse): boolean {
 beforeAll(async () => {
   tdb = await createTestDatabase();
   site = await startSite(serveSite);
+  searxng = await startSearxng({
+    kind: 'results',
+    results: () => [{ url: `${site.url}/page/1`, title: 'Page 1', content: 'The first page' }],
+  });
   const env = { DATABASE_URL: tdb.url, REDIS_URL, QUEUE_PREFIX: prefix.prefix };
-  api = startApp('api', { ...env, PORT: '0', API_RATE_LIMIT_PER_MINUTE: '1000000' });
+  api = startApp('api', {
+    ...env,
+    PORT: '0',
+    API_RATE_LIMIT_PER_MINUTE: '1000000',
+    SEARXNG_ENDPOINT: searxng.endpoint,
+  });
   worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix));
   base = `http://127.0.0.1:${(await api.waitForLog((l) => l.msg === 'api listening')).port}`;
   await worker.waitForLog((l) => l.msg === 'scraper worker started');
@@ -78,6 +89,7 @@ afterAll(async () => {
   await worker.kill('SIGKILL');
   await api.kill('SIGKILL');
   await site.close();
+  await searxng.close();
   await tdb.drop();
   await prefix.cleanup();
 });
@@ -115,6 +127,12 @@ async function eventLoopMaxLagMs(): Promise<number> {
   return Number(match[1]) * 1000;
 }
 
+/** The watches of /health running: a test that fails before it stops its own has it stopped after it. */
+const watches = new Set<() => Promise<unknown>>();
+afterEach(async () => {
+  await Promise.all([...watches].map((stop) => stop()));
+});
+
 /** Asks /health every 20 ms until stopped; the answers that were not 200 are kept. */
 function watchHealth() {
   const failures: unknown[] = [];
@@ -128,13 +146,14 @@ function watchHealth() {
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { answers, failures };
-    },
+  const stop = async () => {
+    stopped = true;
+    watches.delete(stop);
+    await loop;
+    return { answers, failures };
   };
+  watches.add(stop);
+  return { stop };
 }
 
 describe('the worst input of each kind', () => {
@@ -206,7 +225,7 @@ describe('the worst input of each kind', () => {
     expect(map.status).toBe(200);
     const { links, warning } = map.body as { links: { url: string }[]; warning?: string };
     expect(links.length).toBeGreaterThan(10_000);
-    expect(links[0]!.url).toMatch(/\/docs\/page-99$/);
+    expect(links[0]!.url).toMatch(/\/docs\/\d\/page-99$/);
     expect(warning).toMatch(
       /^The map stopped at \d+ URLs: a map accepts its 100 fetched pages and at most 10000 URLs beyond them\.$/,
     );
@@ -337,6 +356,7 @@ describe('every route, walked with hostile input', () => {
         events: ['job.failed'],
         secret: 'whsec-0123456789abcdef',
       },
+      'post /search': { query: 'page', limit: 2 },
     };
     const requests: { method: string; path: string; body?: string }[] = [];
     for (const [template, operations] of Object.entries(openApi.paths)) {
@@ -398,6 +418,7 @@ describe('every route, walked with hostile input', () => {
       },
       '/batch/scrape': { urls: [page], formats: ['markdown'], webhook },
       '/map': { url: page, search: 'page', limit: 10, sitemap: 'skip', timeout: 5_000 },
+      '/search': { query: 'page', limit: 2 },
     };
     // Actions render in Chromium when valid: walked once, in v2.
     const actions = {

@@ -13,7 +13,7 @@ let procs: Proc[] = [];
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix });
+  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix, env: { SCHEDULE_UNIT: 'second' } });
   site = await startSite();
 });
 
@@ -25,13 +25,17 @@ afterAll(async () => {
   await prefix.cleanup();
 });
 
-/** Two API processes (which consume schedule ticks) and three scraper workers. */
+/**
+ * Two API processes (which consume schedule ticks) and three scraper workers. Schedules count in
+ * seconds (SCHEDULE_UNIT): the planned times are seconds apart, the ticks' path is the same.
+ */
 async function startFleet() {
   const common = {
     DATABASE_URL: tdb.url,
     REDIS_URL,
     QUEUE_PREFIX: prefix.prefix,
     ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    SCHEDULE_UNIT: 'second',
   };
   procs = [
     startApp('api', { ...common, PORT: '0' }),
@@ -45,15 +49,15 @@ async function startFleet() {
   );
 }
 
-const minuteStart = (t: number) => Math.floor(t / 60_000) * 60_000;
+const secondStart = (t: number) => Math.ceil(t / 1_000) * 1_000;
 
 describe('schedules across processes', () => {
-  it('fires once per planned minute with two API and three worker processes, across a restart of every process', async () => {
+  it('fires once per planned time with two API and three worker processes, across a restart of every process', async () => {
     await startFleet();
-    // Two consecutive planned minutes, far enough ahead for the fleet to be up.
-    const first = minuteStart(Date.now() + (new Date().getUTCSeconds() < 40 ? 60_000 : 120_000));
-    const second = first + 60_000;
-    const minutes = [new Date(first).getUTCMinutes(), new Date(second).getUTCMinutes()];
+    // Two planned times (seconds of every minute here), far enough apart for a restart of the fleet.
+    const first = secondStart(Date.now() + 8_000);
+    const second = first + 20_000;
+    const minutes = [new Date(first).getUTCSeconds(), new Date(second).getUTCSeconds()];
     const hours = [...new Set([new Date(first).getUTCHours(), new Date(second).getUTCHours()])];
     const c = client(
       api.app,
@@ -74,7 +78,7 @@ describe('schedules across processes', () => {
     const runs = () => tdb.db.run.findMany({ where: { jobId: job.job_id }, orderBy: { id: 'asc' } });
     await until(async () => (await runs()).length >= 1 || null, first - Date.now() + 15_000, 250);
 
-    // Restart every process before the second planned minute.
+    // Restart every process before the second planned time.
     await Promise.all(procs.map((p) => p.kill('SIGTERM')));
     await startFleet();
     await until(async () => (await runs()).length >= 2 || null, second - Date.now() + 15_000, 250);
@@ -91,5 +95,5 @@ describe('schedules across processes', () => {
         (await tdb.db.job.findUniqueOrThrow({ where: { id: job.job_id } })).status === 'success' || null,
     );
     expect((await api.ticks.getJobSchedulers(0, -1)).filter((s) => s.key === job.job_id)).toHaveLength(1);
-  }, 200_000);
+  }, 90_000);
 });

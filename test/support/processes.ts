@@ -31,12 +31,32 @@ export const scraperWorkerEnv = (
   ...over,
 });
 
+/** Processes of this test file still running: SIGKILLed after its tests (test/after-file.ts). */
+const running = new Set<ChildProcess>();
+
+/**
+ * Ends what a test file left running: a process whose test failed before stopping it would
+ * otherwise hold jest open after the suite, its pipes being open handles.
+ */
+export async function killStragglers(): Promise<void> {
+  await Promise.all(
+    [...running].map(async (child) => {
+      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+    }),
+  );
+}
+
+/** How long a signalled process may take to exit before it is SIGKILLed. */
+const EXIT_GRACE_MS = 20_000;
+
 /** Starts one of the apps as a real process (`apps/<app>/src/main.ts`) with extra environment. */
 export function startApp(app: string, env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [`${ROOT}apps/${app}/src/main.ts`], {
     env: { ...process.env, LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   const logs: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -59,6 +79,7 @@ export function startApp(app: string, env: Record<string, string>): Proc {
   });
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
+      running.delete(child);
       if (code && stderr) process.stderr.write(`[${app}] ${stderr}\n`);
       resolve(code);
     }),
@@ -87,7 +108,11 @@ export function startApp(app: string, env: Record<string, string>): Proc {
     },
     async kill(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      // A process that does not exit on its signal is a failure of its test, never a hang of the suite.
+      const stuck = setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS);
+      const code = await exited;
+      clearTimeout(stuck);
+      return code;
     },
   };
 }

@@ -27,6 +27,8 @@ export const apiEnvSchema = z.object({
   ACCOUNT_MONTHLY_CREDITS: envInt(1).optional(),
   /** The scraper workers' MAX_RUNNING_URLS_PER_USER, reported by /team/queue-status as `maxConcurrency`. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
+  /** For tests of the fleet's schedule ticks only: `second` reads a schedule's minutes as seconds. */
+  SCHEDULE_UNIT: z.enum(['minute', 'second']).default('minute'),
   ...secretKeysEnv,
   /** The operator's language model (docs/api.md §24): the API checks that one is named, and reads token usage. */
   ...llmEnv,

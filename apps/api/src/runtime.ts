@@ -103,14 +103,18 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       await redis.publish(runCancelChannel(config.QUEUE_PREFIX), runId);
     },
   };
-  const scheduler = new QueueScheduler(ticks);
+  const scheduler = new QueueScheduler(ticks, config.SCHEDULE_UNIT);
   if (!config.WEBHOOK_SECRET_KEY)
     log.warn(
       'WEBHOOK_SECRET_KEY is not set: webhook secrets and job request secrets are sealed with the public development key, which protects nothing; set a 32-byte key outside development',
     );
   // Webhook secrets and the secrets of jobs' requests are sealed with the same keys.
   const box = secretBoxOf(config);
-  const jobs = new JobsService(db, announcer, scheduler, { box, publicBaseUrl: config.PUBLIC_BASE_URL });
+  const jobs = new JobsService(db, announcer, scheduler, {
+    box,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    scheduleUnit: config.SCHEDULE_UNIT,
+  });
   // One for the API and the console: its cap on downloads counts both.
   const results = new ResultsService(db);
   const services: ApiServices = {

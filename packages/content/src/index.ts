@@ -9,6 +9,7 @@ export {
 } from './internal/document.ts';
 export { ContentError } from './internal/errors.ts';
 export { checkSelector, htmlDocument } from './internal/html/index.ts';
+export { type AttributeValues, pageAttributes, pageImages } from './internal/html/picks.ts';
 export { type BodyKind, bodyKind } from './internal/kind.ts';
 export { pdfDocument } from './internal/pdf/index.ts';
 export { textDocument } from './internal/plain.ts';

@@ -84,6 +84,12 @@ export const requestSchema = z.strictObject({
     .nullable()
     .default(null),
   user_agent: z.string().min(1).max(512).refine(noLineBreak, LINE_BREAK).nullable().default(null),
+  skip_tls_verification: z
+    .boolean()
+    .default(false)
+    .describe(
+      "accept an https site's certificate without checking it (expired, self-signed, another name's)",
+    ),
 });
 
 export type RequestSettings = z.output<typeof requestSchema>;
@@ -92,12 +98,19 @@ export type RequestCookie = RequestSettings['cookies'][number];
 const selector = z.string().min(1).max(1000);
 
 /** One step of `render_config.actions` (docs/api.md §14), run in order before extraction. */
-const ACTION_TYPES = ['click', 'type', 'press', 'wait_for', 'wait', 'scroll'];
+const ACTION_TYPES = ['click', 'type', 'press', 'wait_for', 'wait', 'scroll', 'execute_javascript'];
+
+/** The longest script an execute_javascript step runs. */
+const MAX_SCRIPT_CHARS = 50_000;
 
 export const renderActionSchema = z.discriminatedUnion(
   'type',
   [
-    z.strictObject({ type: z.literal('click'), selector }),
+    z.strictObject({
+      type: z.literal('click'),
+      selector,
+      all: z.boolean().optional().describe('click every element the selector matches (default: the first)'),
+    }),
     z.strictObject({ type: z.literal('type'), selector, text: z.string().max(10_000) }),
     z.strictObject({ type: z.literal('press'), key: z.string().min(1).max(50) }),
     z.strictObject({
@@ -110,6 +123,15 @@ export const renderActionSchema = z.discriminatedUnion(
       type: z.literal('scroll'),
       to: z.enum(['bottom', 'top']),
       times: z.int().min(1).max(50).default(1),
+      selector: selector.optional().describe('scroll this element instead of the page'),
+    }),
+    z.strictObject({
+      type: z.literal('execute_javascript'),
+      script: z
+        .string()
+        .min(1)
+        .max(MAX_SCRIPT_CHARS)
+        .describe("run in the page; its value (JSON, at most 64 KiB) is kept with the page's document"),
     }),
   ],
   { error: `must be one of ${ACTION_TYPES.join(', ')}` },

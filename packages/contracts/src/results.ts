@@ -117,6 +117,10 @@ export const documentSchema = z.object({
     .optional()
     .describe('the object the language model extracted (a job with extract that keeps documents)'),
   warning: z.string().optional().describe("why the language model's output is missing or cut"),
+  javascript_returns: z
+    .array(z.object({ type: z.string(), value: z.unknown() }))
+    .optional()
+    .describe("the values of the render's execute_javascript steps, in order (docs/api.md §14)"),
   change_tracking: z
     .object({
       previous_scrape_at: z.iso.datetime().nullable(),

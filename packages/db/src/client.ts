@@ -43,13 +43,19 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_TEXT =
   /connection terminated|timeout exceeded when trying to connect|query read timeout|connection refused|can't reach database|server closed the connection|the database system is (starting up|shutting down)|terminating connection/i;
 
-/** Whether an error means "PostgreSQL is unreachable" rather than a bug or a constraint. */
+/**
+ * Whether an error means "PostgreSQL is unreachable" rather than a bug or a constraint, or that it
+ * is too busy for now: a transaction that could not start or ran out of time waiting for locks
+ * (P2028), a deadlock or write conflict (P2034, 40P01, 40001), a lock not available (55P03). Either
+ * way the same request may succeed when tried again.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
     const o = e as { code?: unknown; message?: unknown; cause?: unknown; errorCode?: unknown };
     if (
       typeof o.code === 'string' &&
-      (UNAVAILABLE_CODES.has(o.code) || /^P10(01|02|17)$|^57P0[1-3]$/.test(o.code))
+      (UNAVAILABLE_CODES.has(o.code) ||
+        /^P10(01|02|17)$|^P20(28|34)$|^57P0[1-3]$|^40P01$|^40001$|^55P03$/.test(o.code))
     )
       return true;
     if (typeof o.errorCode === 'string' && /^P10(01|02|17)$/.test(o.errorCode)) return true;

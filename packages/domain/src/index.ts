@@ -24,7 +24,7 @@ export {
   type CompatRun,
   CompatService,
 } from './internal/jobs/compat.ts';
-export { cronPattern, nextRunAt } from './internal/jobs/cron.ts';
+export { cronPattern, nextRunAt, type ScheduleUnit } from './internal/jobs/cron.ts';
 export { toDetail, toListItem, toRunView } from './internal/jobs/presenter.ts';
 export { type OpenedRequest, openRequest, type StoredRequest } from './internal/jobs/request.ts';
 export { QueueScheduler, type Scheduler } from './internal/jobs/scheduler.ts';

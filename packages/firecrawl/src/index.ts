@@ -27,9 +27,16 @@ export {
   mergeExtracted,
   parseExtractRequest,
 } from './internal/extract-request.ts';
+export {
+  cacheKeyOf,
+  type FirecrawlJobOptions,
+  jobOptions,
+  readJobOptions,
+} from './internal/job-options.ts';
 export { batchScrapeJob, crawlJob, mapJob, scrapeJob, searchScrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';
 export { rankLinks } from './internal/rank.ts';
+export { type PageFailure, type ScrapeFailure, scrapeFailure } from './internal/scrape-failure.ts';
 export { parseBatchScrapeRequest, parseScrapeRequest } from './internal/scrape-request.ts';
 export {
   parseSearchRequest,

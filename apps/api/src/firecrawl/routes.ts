@@ -11,15 +11,18 @@ import {
 import {
   batchScrapeJob,
   type ChangeTrackingOptions,
+  cacheKeyOf,
   crawlErrorsBody,
   crawlJob,
   crawlStatus,
   errorBody,
   extractJob,
   type FirecrawlDocument,
+  type FirecrawlJobOptions,
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
+  jobOptions,
   type MapLink,
   mapBody,
   mapJob,
@@ -32,8 +35,10 @@ import {
   parseScrapeRequest,
   parseSearchRequest,
   rankLinks,
+  readJobOptions,
   type ScrapeOptions,
   type SearchHit,
+  scrapeFailure,
   scrapeJob,
   searchBody,
   searchScrapeJob,
@@ -110,7 +115,12 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
     tracking: ChangeTrackingOptions | null = null,
-  ) => compat.start(principal, await deps.parseJob(job, principal.userId), urls, webhook, tracking);
+    options: FirecrawlJobOptions | null = null,
+    cacheKey: string | null = null,
+  ) => {
+    const parsed = await deps.parseJob(job, principal.userId);
+    return compat.start(principal, parsed, urls, webhook, tracking, options, cacheKey);
+  };
 
   /** A crawl's or batch's parsed webhook, with where a 400 about its URL points. */
   const jobWebhook = (req: Request, webhook: Webhook | null, prefix: JobWebhook['prefix']) =>
@@ -156,17 +166,29 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     const request = located(valid(parseScrapeRequest(req.body, v)), 'location.country');
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
-    const { runId, jobId } = await start(principal, job, null, null, request.changeTracking);
+    // A tracked scrape compares with the previous one: it is always fetched (docs/api.md §24).
+    const key = request.changeTracking ? null : cacheKeyOf(request.url, job, request);
+    const cached =
+      key && request.cache.maxAge > 0 && (await fromCache(principal, key, request.cache.maxAge, v));
+    if (cached) return [200, { success: true, data: warned(cached, request.warnings) }];
+    const options = jobOptions(request);
+    const stored = request.cache.store ? key : null;
+    const { runId, jobId } = await start(principal, job, null, null, request.changeTracking, options, stored);
     await compat.describe(jobId, 'scrape');
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
-      throw new AppError(408, `The scrape did not finish within its timeout of ${timeoutMs} ms.`);
+      const error = `The scrape did not finish within its timeout of ${timeoutMs} ms.`;
+      return [408, { success: false, code: 'SCRAPE_TIMEOUT', error }];
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    const data = withScrapeId(document ?? (await failedDocument(ended, v)), runId);
-    const warning = warningOf([...request.warnings, ...(data.warning ? [data.warning] : [])]);
-    return [200, { success: true, data: { ...data, ...(warning && { warning }) } }];
+    if (document)
+      return [200, { success: true, data: warned(withScrapeId(document, runId), request.warnings) }];
+    const { failed } = await compat.errors(ended, 1);
+    const failure = failed[0] && scrapeFailure(failed[0]);
+    if (failure) return [failure.status, { success: false, code: failure.code, error: failure.error }];
+    const data = withScrapeId(await failedDocument(ended, v), runId);
+    return [200, { success: true, data: warned(data, request.warnings) }];
   });
 
   route('get', '/scrape/:id', async (req, v, principal) => {
@@ -196,6 +218,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
           null,
           jobWebhook(req, webhook, 'crawl'),
           request.scrapeOptions.changeTracking,
+          jobOptions(request.scrapeOptions),
         );
         await compat.describe(jobId, 'crawl', crawlOptionsShown(req.body));
         const warning = warningOf(request.scrapeOptions.warnings);
@@ -214,6 +237,7 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
         batch.urls,
         jobWebhook(req, batch.webhook, 'batch_scrape'),
         batchRequest.changeTracking,
+        jobOptions(batchRequest),
       );
       return [
         200,
@@ -326,7 +350,13 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
       const page = outcome.scrape?.pages.get(result.url);
       if (!page) return result;
       const document = page.document
-        ? firecrawlDocument(page.document, { version: v, formats, screenshotUrl: page.screenshotUrl })
+        ? firecrawlDocument(page.document, {
+            version: v,
+            formats,
+            screenshotUrl: page.screenshotUrl,
+            actions: options?.actionOutputs,
+            attributes: options?.attributes,
+          })
         : { metadata: { sourceURL: result.url, url: result.url, error: page.error?.message } };
       return { ...result, document: { ...document } };
     });
@@ -459,11 +489,29 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     opts: { limit: number; cursor?: string | undefined },
   ) {
     const page = await compat.documents(principal, run, opts);
-    const formats = firecrawlFormats(run.formats, run.extract, run.tracking);
+    // The request's own formats and actions when its job stored them (docs/api.md §26).
+    const asked = readJobOptions(run.firecrawl);
+    const formats = asked?.formats ?? firecrawlFormats(run.formats, run.extract, run.tracking);
     const data = page.items.map((doc, i) =>
-      firecrawlDocument(doc, { version: v, formats, screenshotUrl: page.screenshots[i] ?? null }),
+      firecrawlDocument(doc, {
+        version: v,
+        formats,
+        screenshotUrl: page.screenshots[i] ?? null,
+        actions: asked?.actions,
+        attributes: asked?.attributes,
+      }),
     );
     return { data, nextCursor: page.nextCursor };
+  }
+
+  /** The document of the owner's scrape stored under `key` within `maxAge` ms, marked a cache hit; null when none. */
+  async function fromCache(principal: Principal, key: string, maxAge: number, v: FirecrawlVersion) {
+    const run = await compat.cached(principal, key, new Date(Date.now() - maxAge));
+    if (!run) return null;
+    const [document] = (await documentsOf(principal, run, v, { limit: 1 })).data;
+    if (!document) return null;
+    const cachedAt = (run.run.finishedAt ?? run.run.startedAt).toISOString();
+    return { ...document, metadata: { ...document.metadata, cacheState: 'hit', cachedAt } };
   }
 
   /** The document of a scrape whose page failed: its metadata, with why. */
@@ -487,6 +535,12 @@ const withScrapeId = (document: FirecrawlDocument, id: string): FirecrawlDocumen
   ...document,
   metadata: { ...document.metadata, scrapeId: id },
 });
+
+/** A document with the request's warnings joined to its own. */
+const warned = (document: FirecrawlDocument, warnings: readonly string[]): FirecrawlDocument => {
+  const all = [...warnings, ...(document.warning ? [document.warning] : [])];
+  return all.length > 0 ? { ...document, warning: all.join('; ') } : document;
+};
 
 /** Request fields that are not a crawl's options (its webhook may carry secrets in its headers). */
 const NOT_OPTIONS = new Set(['url', 'webhook', 'origin', 'integration']);

@@ -25,6 +25,7 @@ const REQUEST = {
   cookies: [{ name: 'session', value: 'cookie-secret-1' }],
   basic_auth: { username: 'ada', password: 'pass-secret-1' },
   user_agent: 'ShopWatch/1.0',
+  skip_tls_verification: true,
 };
 
 async function stored(jobId: string) {
@@ -45,6 +46,7 @@ describe('the request field', () => {
       cookies: [{ name: 'session', value: MASK, domain: 'shop.example', path: '/' }],
       basic_auth: { username: 'ada', password: MASK },
       user_agent: 'ShopWatch/1.0',
+      skip_tls_verification: true,
     };
     expect(res.body.request).toEqual(masked);
     expect((await alice.get(`/jobs/${res.body.job_id}`)).body.request).toEqual(masked);
@@ -59,6 +61,7 @@ describe('the request field', () => {
       ],
       basic_auth: REQUEST.basic_auth,
       user_agent: 'ShopWatch/1.0',
+      skip_tls_verification: true,
     });
     // A sealed value belongs to its job: copied to another, it does not open.
     expect(() => openRequest(box, 'job_01JD000000000000000000000A', row)).toThrow(/authenticate/);
@@ -87,6 +90,7 @@ describe('the request field', () => {
       ],
       basic_auth: { username: 'grace', password: MASK },
       user_agent: null,
+      skip_tls_verification: false,
     });
     expect(openRequest(box, id, await stored(id))).toEqual({
       headers: { 'x-api-key': 'key-one-secret', 'Accept-Language': 'de-CH', 'X-New': 'new-secret' },
@@ -97,6 +101,7 @@ describe('the request field', () => {
       ],
       basic_auth: { username: 'grace', password: 'pass-secret-1' },
       user_agent: null,
+      skip_tls_verification: false,
     });
     // A name updated without `request` keeps it; null clears it.
     expect((await alice.patch(`/jobs/${id}`, { name: 'Renamed' })).body.request).not.toBeNull();

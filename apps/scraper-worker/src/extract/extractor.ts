@@ -24,7 +24,11 @@ export interface LinkSpec {
 }
 
 /** The document a page gives (docs/api.md §17): which formats and content, and where the page came from. */
-export type DocumentSpec = ContentOptions & PageInfo;
+export type DocumentSpec = ContentOptions &
+  PageInfo & {
+    /** The render's execute_javascript values, added to the document as they are. */
+    javascriptReturns?: { type: string; value: unknown }[];
+  };
 
 export interface ExtractTask {
   /** Names the queries for the thread's cache of compiled jobs (a run id). */

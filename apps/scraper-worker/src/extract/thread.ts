@@ -90,6 +90,7 @@ async function extractTask(task: ExtractTask): Promise<PageExtraction> {
     (kind === 'html'
       ? htmlDocument(html, spec, spec)
       : textDocument(kind === 'text' ? html : null, spec, spec));
+  if (document && spec.javascriptReturns) document.javascript_returns = spec.javascriptReturns;
   const modelInput =
     task.model &&
     (kind === 'html'

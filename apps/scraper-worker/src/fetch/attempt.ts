@@ -36,6 +36,8 @@ export interface AttemptRequest {
   headers: Readonly<Record<string, string>>;
   /** Kept-alive connections for a direct request; without them it opens its own and closes it. */
   connections: ConnectionPool | undefined;
+  /** Accept the site's certificate unchecked (a kept-alive agent pools such connections apart). */
+  skipTlsVerification?: boolean;
 }
 
 export interface AttemptResponse {
@@ -106,6 +108,7 @@ async function exchange(
   const secure = req.url.protocol === 'https:';
   const request = (secure ? https : http).request(req.url, {
     agent: secure ? agents.https : agents.http,
+    ...(secure && req.skipTlsVerification && { rejectUnauthorized: false }),
     signal,
     headers: { ...req.headers },
   });

@@ -134,6 +134,7 @@ export async function fetchPageWithPolicy(
           conditional,
         ),
         connections: opts.connections,
+        skipTlsVerification: opts.request?.skipTlsVerification === true,
       });
     } catch (error) {
       answered?.({ status: null });

@@ -99,6 +99,22 @@ function site(path: string, query: URLSearchParams, res: ServerResponse): void {
       return void setTimeout(() => res.writeHead(200, { 'content-type': 'image/gif' }).end(), 2_500);
     case '/links':
       return void html(res, '<a id="gone" href="/gone">gone</a>');
+    case '/toggles': // each button adds its own item when clicked
+      return void html(
+        res,
+        `<ul id="list"></ul><button class="t">a</button><button class="t">b</button><button class="t">c</button>
+        <script>${ADD}
+          for (const b of document.querySelectorAll('.t')) b.addEventListener('click', () => add(['clicked ' + b.textContent]));</script>`,
+      );
+    case '/pane': // a scrolling pane that loads more when scrolled to its bottom
+      return void html(
+        res,
+        `<style>#pane { height: 100px; overflow: auto; } li { height: 60px; }</style><div id="pane"><ul id="list"></ul></div>
+        <script>${ADD}
+          add(['p1', 'p2', 'p3']);
+          const pane = document.getElementById('pane');
+          pane.addEventListener('scroll', () => { if (pane.scrollTop > 0 && document.querySelectorAll('#list li').length === 3) add(['p4']); });</script>`,
+      );
     default:
       return void html(res, 'not found', 404);
   }
@@ -162,6 +178,55 @@ describe('steps', () => {
     expect(listItems(page.html)).toEqual(['late one']);
     // Without the step the same page is read before the timer fires.
     expect(listItems((await render('/late', [])).html)).toEqual([]);
+  });
+
+  test('a click with all clicks every element the selector matches', async () => {
+    const page = await render('/toggles', [{ type: 'click', selector: '.t', all: true }]);
+    expect(listItems(page.html)).toEqual(['clicked a', 'clicked b', 'clicked c']);
+  });
+
+  test('a scroll with a selector scrolls that element, not the page', async () => {
+    const page = await render('/pane', [{ type: 'scroll', to: 'bottom', times: 1, selector: '#pane' }]);
+    expect(listItems(page.html)).toEqual(['p1', 'p2', 'p3', 'p4']);
+  });
+
+  test('execute_javascript runs in the page and gives its value, as a program or with a top-level return', async () => {
+    const page = await render('/search', [
+      { type: 'execute_javascript', script: "document.querySelectorAll('#list li').length" },
+      {
+        type: 'execute_javascript',
+        script: "document.getElementById('list').lastElementChild.remove(); return { left: 2 };",
+      },
+      {
+        type: 'execute_javascript',
+        script: 'new Promise((resolve) => setTimeout(() => resolve("late"), 50))',
+      },
+      { type: 'execute_javascript', script: 'undefined' },
+    ]);
+    expect(page.scriptReturns).toEqual([
+      { type: 'number', value: 3 },
+      { type: 'object', value: { left: 2 } },
+      { type: 'string', value: 'late' },
+      { type: 'undefined', value: null },
+    ]);
+    expect(listItems(page.html)).toEqual(['apple', 'banana']);
+  });
+
+  test('execute_javascript fails the render past its output bound or its time', async () => {
+    const big = await failureOf(
+      render('/search', [{ type: 'execute_javascript', script: "'x'.repeat(70000)" }]),
+    );
+    expect(big).toMatchObject({
+      code: 'RENDER_ERROR',
+      message: expect.stringMatching(/^action 0 .*more than the 65536 allowed/),
+    });
+    const slow = await failureOf(
+      render('/search', [{ type: 'execute_javascript', script: 'new Promise(() => {})' }], 2_000),
+    );
+    expect(slow).toMatchObject({
+      code: 'RENDER_ERROR',
+      message: expect.stringMatching(/the script did not end within/),
+    });
   });
 
   test('wait pauses before the page is read', async () => {

@@ -7,6 +7,18 @@ const SETTLE_IDLE_MS = 200;
 /** …but no more than this: a page that polls or streams is never idle. */
 const SETTLE_MAX_MS = 2_000;
 const SELECTOR_SHOWN = 80;
+/** Elements a `click` with `all` clicks at most. */
+const MAX_CLICKED = 100;
+/** Longest an execute_javascript step may run (less when the render has less time left). */
+const SCRIPT_MAX_MS = 10_000;
+/** Characters of JSON a script's value may have (docs/api.md §14). */
+const SCRIPT_MAX_JSON = 64 * 1024;
+
+/** The value of an execute_javascript step: its `typeof` and its JSON value (null when it has none). */
+export interface ScriptReturn {
+  type: string;
+  value: unknown;
+}
 
 interface ActionContext {
   page: Page;
@@ -18,6 +30,8 @@ interface ActionContext {
   navigationCount: () => number;
   /** The abort or browser crash behind a step's failure, which fails the render as such; else null. */
   interruption: (err: unknown) => Error | null;
+  /** Where execute_javascript steps put their values, in order. */
+  returns: ScriptReturn[];
 }
 
 /** A main-frame navigation that a step set off; `response` is null for a same-document one. */
@@ -58,6 +72,7 @@ async function runStep(action: RenderAction, ctx: ActionContext): Promise<Naviga
   const { page } = ctx;
   switch (action.type) {
     case 'click':
+      if (action.all) return await watchingNavigation(ctx, () => clickEvery(ctx, action.selector));
       return await watchingNavigation(ctx, () => withElement(ctx, action.selector, (el) => el.click()));
     case 'type':
       // keyboard.type presses Enter for "\n", which may submit a form.
@@ -82,17 +97,80 @@ async function runStep(action: RenderAction, ctx: ActionContext): Promise<Naviga
       await new Promise((resolve) => setTimeout(resolve, action.ms));
       return null;
     }
+    case 'execute_javascript':
+      ctx.returns.push(await runScript(ctx, action.script));
+      await settle(ctx);
+      return null;
     case 'scroll':
       for (let i = 0; i < action.times; i++) {
-        bound(ctx);
-        await page.evaluate((to) => {
-          const root = document.scrollingElement ?? document.documentElement;
-          window.scrollTo(0, to === 'top' ? 0 : root.scrollHeight);
-        }, action.to);
+        const { selector } = action;
+        if (selector !== undefined)
+          await withElement(ctx, selector, (el) =>
+            el.evaluate((e, to) => e.scrollTo(0, to === 'top' ? 0 : e.scrollHeight), action.to),
+          );
+        else
+          await page.evaluate((to) => {
+            const root = document.scrollingElement ?? document.documentElement;
+            window.scrollTo(0, to === 'top' ? 0 : root.scrollHeight);
+          }, action.to);
         // Infinite lists load the next part on scroll; it should be in before the next scroll.
         await settle(ctx);
       }
       return null;
+  }
+}
+
+/** Clicks every element `selector` matches (at most MAX_CLICKED), in document order, once one is visible. */
+async function clickEvery(ctx: ActionContext, selector: string): Promise<void> {
+  await withElement(ctx, selector, async () => {});
+  await ctx.page.$$eval(
+    selector,
+    (elements, max) => {
+      for (const element of elements.slice(0, max)) (element as HTMLElement).click();
+    },
+    MAX_CLICKED,
+  );
+}
+
+/**
+ * Runs a script in the page as a program (its value is its last statement's, a promise awaited),
+ * or, when it has a top-level `return`, as the body of an async function, as Firecrawl's
+ * executeJavascript does. It runs in the page's own sandbox (the page's origin, no access to the
+ * worker) for at most SCRIPT_MAX_MS; its value is turned into JSON in the page and refused past
+ * SCRIPT_MAX_JSON characters, so a huge value never leaves the browser.
+ */
+async function runScript(ctx: ActionContext, script: string): Promise<ScriptReturn> {
+  const limit = bound(ctx, SCRIPT_MAX_MS);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StepFailure(`the script did not end ${limit.text}`)), limit.ms);
+  });
+  const run = async () => {
+    const handle = await ctx.page.evaluateHandle(script).catch((err: Error) => {
+      if (!/Illegal return/.test(err.message)) throw err;
+      return ctx.page.evaluateHandle(`(async () => {\n${script}\n})()`);
+    });
+    try {
+      return await handle.evaluate((value, max) => {
+        const json = JSON.stringify(value);
+        return {
+          type: typeof value,
+          json: json === undefined ? null : json.length > max ? json.length : json,
+        };
+      }, SCRIPT_MAX_JSON);
+    } finally {
+      await handle.dispose().catch(() => {});
+    }
+  };
+  try {
+    const { type, json } = await Promise.race([run(), timeout]);
+    if (typeof json === 'number')
+      throw new StepFailure(
+        `the script's value is ${json} characters of JSON, more than the ${SCRIPT_MAX_JSON} allowed`,
+      );
+    return { type, value: json === null ? null : JSON.parse(json) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -177,15 +255,18 @@ function stepName(action: RenderAction): string {
   switch (action.type) {
     case 'click':
     case 'type':
-    case 'wait_for': {
-      const { selector } = action;
-      return `${action.type} ${selector.length > SELECTOR_SHOWN ? `${selector.slice(0, SELECTOR_SHOWN)}…` : selector}`;
-    }
+    case 'wait_for':
+      return `${action.type}${action.type === 'click' && action.all ? ' all' : ''} ${shown(action.selector)}`;
     case 'press':
       return `press ${action.key}`;
     case 'wait':
       return `wait ${action.ms} ms`;
     case 'scroll':
-      return `scroll ${action.to}`;
+      return `scroll ${action.selector === undefined ? '' : `${shown(action.selector)} `}${action.to}`;
+    case 'execute_javascript':
+      return 'execute_javascript';
   }
 }
+
+const shown = (selector: string) =>
+  selector.length > SELECTOR_SHOWN ? `${selector.slice(0, SELECTOR_SHOWN)}…` : selector;

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { html, type LocalServer, listItems, startServer } from '../../../../test/support/render-servers.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
-import { RenderError, Renderer } from './index.ts';
+import { RenderError, Renderer, type RenderRequest } from './index.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -117,7 +117,12 @@ const jobRequest = (): OutgoingRequest => ({
 const BASIC = `Basic ${Buffer.from('user:p@ss:word').toString('base64')}`;
 
 /** Renders `path` on the target with the job's request and returns what each server saw meanwhile. */
-async function renderWithJob(path: string, over: Partial<OutgoingRequest> = {}, userAgent?: string) {
+async function renderWithJob(
+  path: string,
+  over: Partial<OutgoingRequest> = {},
+  userAgent?: string,
+  actions?: RenderRequest['actions'],
+) {
   const before = { target: seenAt.target.length, other: seenAt.other.length };
   const page = await renderer.render({
     url: `${target.origin}${path}`,
@@ -125,6 +130,7 @@ async function renderWithJob(path: string, over: Partial<OutgoingRequest> = {}, 
     waitTimeoutMs: 10_000,
     request: { ...jobRequest(), ...over },
     ...(userAgent ? { userAgent } : {}),
+    ...(actions ? { actions } : {}),
   });
   const at = (server: 'target' | 'other', requestPath: string) => {
     const hit = seenAt[server].slice(before[server]).find((s) => s.path === requestPath);
@@ -164,7 +170,10 @@ describe('on the origin asked for', () => {
   });
 
   test("a dedicated worker's fetch gets them too, and does not hold the page", async () => {
-    const { page, at } = await renderWithJob('/worker');
+    // A worker's requests are not the page's network: its answer is waited for, not the idle network.
+    const { page, at } = await renderWithJob('/worker', {}, undefined, [
+      { type: 'wait_for', selector: 'li', timeout_ms: 10_000 },
+    ]);
     expect(listItems(page.html)).toEqual(['api answered']);
     expectJobSent(at('target', '/api?from=worker'));
   });

@@ -1,7 +1,7 @@
 import type { RenderAction } from '@scrapejobs/contracts';
 import type { HTTPResponse, Page } from 'puppeteer';
 import type { OutgoingRequest } from '../request/outgoing.ts';
-import { runActions } from './actions.ts';
+import { runActions, type ScriptReturn } from './actions.ts';
 import { abortReason, RenderError } from './errors.ts';
 import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
@@ -33,6 +33,8 @@ export interface RenderedPage extends Screenshot {
   /** Status of the main document's response, null when there was none (same-document URL). */
   status: number | null;
   html: string;
+  /** The values of the execute_javascript steps, in order; absent without any. */
+  scriptReturns?: ScriptReturn[];
 }
 
 /** The cap when wait_timeout_ms is 0: the 30 s limit of a fetched page (docs/api.md §7). */
@@ -88,13 +90,18 @@ export async function renderInPage(
       const userAgent = req.request?.userAgent ?? req.userAgent;
       if (userAgent) await page.setUserAgent({ userAgent });
       if (req.request) await sendJobRequest(page, req.request, req.url);
+      // The page's own session: the page's context (one per render) alone accepts bad certificates.
+      if (req.request?.skipTlsVerification)
+        await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
       response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);
     }
     checkDocument(response);
+    const scriptReturns: ScriptReturn[] = [];
     if (req.actions?.length) {
       const navigated = await runActions(req.actions, {
+        returns: scriptReturns,
         page,
         until: deadlineAt - READ_RESERVE_MS,
         waitUntil: req.waitStrategy,
@@ -114,7 +121,8 @@ export async function renderInPage(
       throw new RenderError('RENDER_ERROR', 'The rendered page is larger than 10 MiB.', { retryable: false });
     }
     const shot = req.screenshot ? await screenshotOf(page, job) : { screenshot: null, screenshotError: null };
-    return { url: page.url(), status: response?.status() ?? null, html, ...shot };
+    const status = response?.status() ?? null;
+    return { url: page.url(), status, html, ...shot, ...(scriptReturns.length > 0 && { scriptReturns }) };
   };
 
   let timer: NodeJS.Timeout | undefined;

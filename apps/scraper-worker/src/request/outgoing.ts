@@ -13,6 +13,8 @@ export interface OutgoingRequest {
   authOrigins: readonly string[];
   /** Replaces SCRAPER_USER_AGENT for the job. */
   userAgent: string | null;
+  /** An https site's certificate is accepted unchecked (the job's `request.skip_tls_verification`). */
+  skipTlsVerification?: boolean;
 }
 
 export interface OutgoingCookie {

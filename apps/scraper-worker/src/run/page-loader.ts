@@ -40,6 +40,8 @@ export interface LoadedPage {
   screenshotError?: string | null;
   /** A fetched page's ETag and Last-Modified (docs/api.md §20); a rendered page has none. */
   validators?: Validators;
+  /** The values of the render's execute_javascript steps, kept with the document. */
+  scriptReturns?: { type: string; value: unknown }[];
 }
 
 /** What a job says about getting its pages. */
@@ -129,6 +131,7 @@ export class RunFetching {
         basicAuth: opened.basic_auth,
         authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
+        skipTlsVerification: opened.skip_tls_verification,
       };
     }
     return this.#request;
@@ -258,6 +261,7 @@ async function renderPage(
         status,
         screenshot: page.screenshot,
         screenshotError: page.screenshotError,
+        ...(page.scriptReturns && { scriptReturns: page.scriptReturns }),
       };
     } catch (err) {
       if (!((err as { code?: unknown }).code === 'PROXY_ERROR' && proxyUrl && proxyFailures === 0)) throw err;

@@ -394,7 +394,8 @@ export class RunWork {
   /** What the page's document keeps, or null when the job keeps no document (docs/api.md §17). */
   #documentSpec(sourceUrl: string, page: LoadedPage): DocumentSpec | null {
     if (!this.#content) return null;
-    return { ...this.#content, ...this.#pageInfo(sourceUrl, page) };
+    const returns = page.scriptReturns && { javascriptReturns: page.scriptReturns };
+    return { ...this.#content, ...this.#pageInfo(sourceUrl, page), ...returns };
   }
 
   #pageInfo(sourceUrl: string, page: LoadedPage) {

@@ -39,7 +39,7 @@ export function requestSettings(request: RequestSettings | null): SafeHtml {
 function describeAction(a: RenderAction): SafeHtml {
   switch (a.type) {
     case 'click':
-      return html`click ${code(a.selector)}`;
+      return a.all ? html`click every ${code(a.selector)}` : html`click ${code(a.selector)}`;
     case 'type':
       return html`type “${clip(a.text)}” into ${code(a.selector)}`;
     case 'press':
@@ -49,7 +49,9 @@ function describeAction(a: RenderAction): SafeHtml {
     case 'wait':
       return html`wait ${duration(a.ms)}`;
     case 'scroll':
-      return html`scroll to the ${a.to}${a.times > 1 ? `, ${plural(a.times, 'time')}` : ''}`;
+      return html`scroll ${a.selector ? html`${code(a.selector)} ` : ''}to the ${a.to}${a.times > 1 ? `, ${plural(a.times, 'time')}` : ''}`;
+    case 'execute_javascript':
+      return html`run a script (${plural(a.script.length, 'character')})`;
   }
 }
 

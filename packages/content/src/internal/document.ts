@@ -63,6 +63,8 @@ export interface PageDocument {
   warning?: string;
   /** How the page compares with the account's previous scrape of it (Firecrawl's changeTracking). */
   change_tracking?: PageChangeTracking;
+  /** The values of the render's execute_javascript steps (docs/api.md §14), in order. */
+  javascript_returns?: { type: string; value: unknown }[];
   truncated: string[];
 }
 

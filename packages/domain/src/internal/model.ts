@@ -52,6 +52,9 @@ export type Job = Omit<
   // The compatible API's own bookkeeping (jobs/compat.ts), not part of a job's view.
   | 'firecrawlKind'
   | 'firecrawlOptions'
+  // The compatible API's own options, read by it alone (CompatService).
+  | 'firecrawl'
+  | 'firecrawlCacheKey'
 > & {
   queries: Query[];
   formats: FormatName[];

@@ -72,7 +72,7 @@ describe('actions and waitFor as render steps', () => {
         ],
       }),
     );
-    expect(request.actionOutputs).toEqual({ screenshots: 1, scrapes: 2 });
+    expect(request.actionOutputs).toEqual({ screenshots: 1, scrapes: 2, scripts: 0 });
   });
 
   it('refuses a write with no click before it', () => {
@@ -86,15 +86,15 @@ describe('actions and waitFor as render steps', () => {
       detailsOf(scrape({ actions: [{ type: 'screenshot' }, { type: 'click', selector: '#more' }] })),
     ).toEqual({
       'actions[0]':
-        'the screenshot is taken after the last action here, so no click, write, press or scroll may follow it',
+        'the screenshot is taken after the last action here, so no click, write, press, scroll or executeJavascript may follow it',
     });
     expect(detailsOf(scrape({ actions: [{ type: 'scrape' }, { type: 'scroll' }] }))).toEqual({
       'actions[0]':
-        'the page is captured after the last action here, so no click, write, press or scroll may follow it',
+        'the page is captured after the last action here, so no click, write, press, scroll or executeJavascript may follow it',
     });
   });
 
-  it.each(['executeJavascript', 'pdf'])('refuses the %s action, naming it', (type) => {
+  it.each(['pdf'])('refuses the %s action, naming it', (type) => {
     expect(
       detailsOf(
         scrape({
@@ -111,8 +111,10 @@ describe('actions and waitFor as render steps', () => {
 
   it('refuses an action type Firecrawl does not have', () => {
     expect(detailsOf(scrape({ actions: [{ type: 'hover' }, {}] }))).toEqual({
-      'actions[0].type': 'must be one of wait, click, write, press, scroll, screenshot, scrape',
-      'actions[1].type': 'must be one of wait, click, write, press, scroll, screenshot, scrape',
+      'actions[0].type':
+        'must be one of wait, click, write, press, scroll, screenshot, scrape, executeJavascript',
+      'actions[1].type':
+        'must be one of wait, click, write, press, scroll, screenshot, scrape, executeJavascript',
     });
   });
 
@@ -121,21 +123,38 @@ describe('actions and waitFor as render steps', () => {
       detailsOf(
         scrape({
           actions: [
-            { type: 'click', selector: 'a', all: true },
-            { type: 'scroll', selector: '#list' },
             { type: 'screenshot', viewport: { width: 1, height: 1 } },
             { type: 'wait', milliseconds: 5, selector: '#x' },
             { type: 'click' },
+            { type: 'executeJavascript', script: '' },
           ],
         }),
       ),
     ).toEqual({
-      'actions[0].all': 'clicking every match is not supported by this service: the first is clicked',
-      'actions[1].selector': 'scrolling an element is not supported by this service: the page scrolls',
-      'actions[2].viewport': 'a screenshot viewport is not supported by this service',
-      'actions[3]': "Either 'milliseconds' or 'selector' must be provided, but not both.",
-      'actions[4].selector': 'is required',
+      'actions[0].viewport': 'a screenshot viewport is not supported by this service',
+      'actions[1]': "Either 'milliseconds' or 'selector' must be provided, but not both.",
+      'actions[2].selector': 'is required',
+      'actions[3].script': 'must have at least 1 character',
     });
+  });
+
+  it('maps click with all, scroll of an element and executeJavascript to render steps, counting scripts', () => {
+    const request = parsedValue(
+      scrape({
+        actions: [
+          { type: 'click', selector: 'button.more', all: true },
+          { type: 'scroll', direction: 'down', selector: '#list' },
+          { type: 'executeJavascript', script: 'return document.title' },
+          { type: 'scrape' },
+        ],
+      }),
+    );
+    expect(request.renderActions).toEqual([
+      { type: 'click', selector: 'button.more', all: true },
+      { type: 'scroll', to: 'bottom', times: 1, selector: '#list' },
+      { type: 'execute_javascript', script: 'return document.title' },
+    ]);
+    expect(request.actionOutputs).toEqual({ screenshots: 0, scrapes: 1, scripts: 1 });
   });
 
   it('refuses more than 60 s of waiting, as Firecrawl does', () => {

@@ -13,8 +13,17 @@ const MAX_TOTAL_WAIT_MS = 60_000;
 const SELECTOR_WAIT_MS = 1_000;
 const MAX_ACTIONS = 50;
 
-const SUPPORTED_TYPES = ['wait', 'click', 'write', 'press', 'scroll', 'screenshot', 'scrape'] as const;
-const UNSUPPORTED_TYPES = new Set(['executeJavascript', 'pdf']);
+const SUPPORTED_TYPES = [
+  'wait',
+  'click',
+  'write',
+  'press',
+  'scroll',
+  'screenshot',
+  'scrape',
+  'executeJavascript',
+] as const;
+const UNSUPPORTED_TYPES = new Set(['pdf']);
 
 const selector = z.string().min(1).max(1000);
 
@@ -30,17 +39,7 @@ const wait = z
     (a) => (a.milliseconds === undefined) !== (a.selector === undefined),
     "Either 'milliseconds' or 'selector' must be provided, but not both.",
   );
-const click = z.object({
-  type: z.literal('click'),
-  selector,
-  all: z
-    .boolean()
-    .optional()
-    .refine(
-      (all) => all !== true,
-      'clicking every match is not supported by this service: the first is clicked',
-    ),
-});
+const click = z.object({ type: z.literal('click'), selector, all: z.boolean().optional() });
 const screenshot = z.object({
   type: z.literal('screenshot'),
   fullPage: z.boolean().optional(),
@@ -55,17 +54,15 @@ const press = z.object({ type: z.literal('press'), key: z.string().min(1).max(50
 const scroll = z.object({
   type: z.literal('scroll'),
   direction: z.enum(['up', 'down']).default('down'),
-  selector: z
-    .unknown()
-    .optional()
-    .refine(
-      (v) => v === undefined,
-      'scrolling an element is not supported by this service: the page scrolls',
-    ),
+  selector: selector.optional(),
 });
 const scrape = z.object({ type: z.literal('scrape') });
+const executeJavascript = z.object({
+  type: z.literal('executeJavascript'),
+  script: z.string().min(1).max(50_000),
+});
 
-const SCHEMAS = { wait, click, screenshot, write, press, scroll, scrape } as const;
+const SCHEMAS = { wait, click, screenshot, write, press, scroll, scrape, executeJavascript } as const;
 
 type FirecrawlAction = z.output<(typeof SCHEMAS)[keyof typeof SCHEMAS]>;
 
@@ -112,7 +109,7 @@ const waitSteps = (ms: number): RenderAction[] => {
   return steps;
 };
 
-const CHANGES_PAGE = new Set(['click', 'write', 'press', 'scroll']);
+const CHANGES_PAGE = new Set(['click', 'write', 'press', 'scroll', 'executeJavascript']);
 
 /**
  * `waitFor` then `actions` as render steps (docs/api.md §14). Firecrawl's `write` types into
@@ -123,7 +120,7 @@ const CHANGES_PAGE = new Set(['click', 'write', 'press', 'scroll']);
 export function planRender(waitFor: number, actions: readonly FirecrawlAction[]): PlannedRender {
   const issues: Issue[] = [];
   const steps = waitSteps(waitFor);
-  const outputs: ActionOutputs = { screenshots: 0, scrapes: 0 };
+  const outputs: ActionOutputs = { screenshots: 0, scrapes: 0, scripts: 0 };
   let totalWaitMs = waitFor;
   let focused: string | null = null;
   let capturedAt: number | null = null;
@@ -131,7 +128,7 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
     if (capturedAt !== null && CHANGES_PAGE.has(action.type))
       issues.push({
         path: ['actions', capturedAt],
-        message: `${actions[capturedAt]!.type === 'screenshot' ? 'the screenshot is taken' : 'the page is captured'} after the last action here, so no click, write, press or scroll may follow it`,
+        message: `${actions[capturedAt]!.type === 'screenshot' ? 'the screenshot is taken' : 'the page is captured'} after the last action here, so no click, write, press, scroll or executeJavascript may follow it`,
       });
     switch (action.type) {
       case 'wait':
@@ -144,7 +141,7 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
         }
         break;
       case 'click':
-        steps.push({ type: 'click', selector: action.selector });
+        steps.push({ type: 'click', selector: action.selector, ...(action.all && { all: true }) });
         focused = action.selector;
         break;
       case 'write':
@@ -159,7 +156,16 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
         steps.push({ type: 'press', key: action.key });
         break;
       case 'scroll':
-        steps.push({ type: 'scroll', to: action.direction === 'up' ? 'top' : 'bottom', times: 1 });
+        steps.push({
+          type: 'scroll',
+          to: action.direction === 'up' ? 'top' : 'bottom',
+          times: 1,
+          ...(action.selector !== undefined && { selector: action.selector }),
+        });
+        break;
+      case 'executeJavascript':
+        steps.push({ type: 'execute_javascript', script: action.script });
+        outputs.scripts += 1;
         break;
       case 'screenshot':
         outputs.screenshots += 1;

@@ -173,7 +173,7 @@ describe('firecrawlDocument', () => {
       version: 'v2',
       formats: ['markdown'],
       screenshotUrl: 'https://api.example/shots/1.png',
-      actions: { screenshots: 2, scrapes: 1 },
+      actions: { screenshots: 2, scrapes: 1, scripts: 0 },
     });
     expect(out.actions).toEqual({
       screenshots: ['https://api.example/shots/1.png', 'https://api.example/shots/1.png'],
@@ -185,13 +185,37 @@ describe('firecrawlDocument', () => {
     expect(out).not.toHaveProperty('screenshot');
   });
 
+  it("reads images and attributes from the raw HTML, and gives the scripts' values", () => {
+    const page = {
+      ...doc,
+      raw_html: '<html><body><img src="/a.png"><a class="x" href="/p">p</a></body></html>',
+      javascript_returns: [{ type: 'number', value: 2 }],
+    };
+    const out = firecrawlDocument(page, {
+      version: 'v2',
+      formats: ['images', 'attributes'],
+      screenshotUrl: null,
+      actions: { screenshots: 0, scrapes: 0, scripts: 1 },
+      attributes: [{ selector: 'a.x', attribute: 'href' }],
+    });
+    expect(out.images).toEqual(['https://example.com/a.png']);
+    expect(out.attributes).toEqual([{ selector: 'a.x', attribute: 'href', values: ['/p'] }]);
+    expect(out.actions).toEqual({
+      screenshots: [],
+      scrapes: [],
+      javascriptReturns: [{ type: 'number', value: 2 }],
+      pdfs: [],
+    });
+    expect(out).not.toHaveProperty('rawHtml');
+  });
+
   it('has no actions field without screenshot or scrape actions', () => {
     expect(
       firecrawlDocument(doc, {
         version: 'v2',
         formats: ['markdown'],
         screenshotUrl: null,
-        actions: { screenshots: 0, scrapes: 0 },
+        actions: { screenshots: 0, scrapes: 0, scripts: 0 },
       }),
     ).not.toHaveProperty('actions');
   });

@@ -1,5 +1,6 @@
+import { type AttributeValues, pageAttributes, pageImages } from '@scrapejobs/content';
 import type { DocumentView, FormatName } from '@scrapejobs/contracts';
-import type { ActionOutputs, FirecrawlFormat, FirecrawlVersion } from './types.ts';
+import type { ActionOutputs, AttributeQuery, FirecrawlFormat, FirecrawlVersion } from './types.ts';
 
 /** Firecrawl's Document, as much of it as this service fills. */
 export interface FirecrawlDocument {
@@ -7,6 +8,8 @@ export interface FirecrawlDocument {
   html?: string;
   rawHtml?: string;
   links?: string[];
+  images?: string[];
+  attributes?: AttributeValues[];
   screenshot?: string;
   json?: Record<string, unknown>;
   summary?: string;
@@ -16,7 +19,7 @@ export interface FirecrawlDocument {
   actions?: {
     screenshots: string[];
     scrapes: { url: string; html: string }[];
-    javascriptReturns: unknown[];
+    javascriptReturns: { type: string; value: unknown }[];
     pdfs: string[];
   };
   metadata: Record<string, unknown>;
@@ -39,8 +42,10 @@ export interface DocumentOptions {
   screenshotUrl: string | null;
   /** Why the page failed, when it did. */
   error?: string | undefined;
-  /** The `screenshot` and `scrape` actions asked for (ScrapeOptions.actionOutputs). */
+  /** The `screenshot`, `scrape` and `executeJavascript` actions asked for (ScrapeOptions.actionOutputs). */
   actions?: ActionOutputs | undefined;
+  /** The attributes format's selectors. */
+  attributes?: readonly AttributeQuery[] | undefined;
 }
 
 /** This service's formats in Firecrawl's names (metadata is always in a Firecrawl document). */
@@ -154,6 +159,11 @@ export function firecrawlDocument(doc: DocumentView, options: DocumentOptions): 
   if (asked.has('html') && doc.html !== undefined) out.html = doc.html;
   if (asked.has('rawHtml') && doc.raw_html !== undefined) out.rawHtml = doc.raw_html;
   if (asked.has('links') && doc.links !== undefined) out.links = doc.links;
+  // Read from the page's HTML as it arrived (the job keeps it for them).
+  const pageUrl = doc.metadata?.url ?? doc.url;
+  if (asked.has('images') && doc.raw_html !== undefined) out.images = pageImages(doc.raw_html, pageUrl);
+  if (asked.has('attributes') && doc.raw_html !== undefined)
+    out.attributes = pageAttributes(doc.raw_html, options.attributes ?? []);
   if (asked.has('screenshot') && options.screenshotUrl !== null) out.screenshot = options.screenshotUrl;
   if (asked.has('json') && doc.json !== undefined) out.json = doc.json;
   if (asked.has('summary') && doc.summary !== undefined) out.summary = doc.summary;
@@ -161,17 +171,15 @@ export function firecrawlDocument(doc: DocumentView, options: DocumentOptions): 
     out.changeTracking = changeTracking(doc.change_tracking);
   if (doc.warning !== undefined) out.warning = doc.warning;
   const actions = options.actions;
-  if (actions !== undefined && actions.screenshots + actions.scrapes > 0) {
+  if (actions !== undefined && actions.screenshots + actions.scrapes + actions.scripts > 0) {
     // Both are taken after the last action (see planRender), so each is the page's final state.
     const shot = options.screenshotUrl;
     const html = doc.raw_html;
     out.actions = {
       screenshots: shot === null ? [] : Array.from({ length: actions.screenshots }, () => shot),
       scrapes:
-        html === undefined
-          ? []
-          : Array.from({ length: actions.scrapes }, () => ({ url: doc.metadata?.url ?? doc.url, html })),
-      javascriptReturns: [],
+        html === undefined ? [] : Array.from({ length: actions.scrapes }, () => ({ url: pageUrl, html })),
+      javascriptReturns: doc.javascript_returns ?? [],
       pdfs: [],
     };
   }

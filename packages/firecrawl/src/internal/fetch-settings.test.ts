@@ -18,6 +18,7 @@ describe('headers, mobile and location', () => {
       basicAuth: null,
       userAgent: null,
       country: null,
+      skipTlsVerification: false,
     });
   });
 

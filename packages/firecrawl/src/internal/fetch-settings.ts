@@ -34,6 +34,7 @@ interface FetchInput {
   headers?: Record<string, string> | undefined;
   mobile?: boolean | undefined;
   location?: z.output<typeof locationSchema>;
+  skipTlsVerification?: boolean | undefined;
 }
 
 const { headers: jobHeaders, cookies: jobCookies, basic_auth: jobBasicAuth } = requestSchema.shape;
@@ -101,6 +102,7 @@ export function readFetchSettings(input: FetchInput): { settings: FetchSettings;
     basicAuth: null,
     userAgent: null,
     country: input.location?.country ?? null,
+    skipTlsVerification: input.skipTlsVerification ?? false,
   };
   const rest: Record<string, string> = {};
   let userAgentHeader = 'User-Agent';

@@ -38,6 +38,28 @@ describe('formats', () => {
     expect(parsedValue(scrape([format], version)).formats).toEqual(['screenshot']);
   });
 
+  it('takes images, and attributes with their selectors', () => {
+    const selectors = [
+      { selector: 'a.ref', attribute: 'href' },
+      { selector: 'img', attribute: 'alt' },
+    ];
+    const parsed = parsedValue(scrape(['images', { type: 'attributes', selectors }]));
+    expect(parsed.formats).toEqual(['images', 'attributes']);
+    expect(parsed.attributes).toEqual(selectors);
+  });
+
+  it('refuses attributes without selectors, or with a selector this service cannot run', () => {
+    expect(detailsOf(scrape(['attributes']))).toEqual({
+      'formats[0]': 'the attributes format needs its selectors: {type: "attributes", selectors}',
+    });
+    const bad = detailsOf(
+      scrape([{ type: 'attributes', selectors: [{ selector: 'a >', attribute: 'href' }] }]),
+    );
+    expect(bad).toEqual({
+      'formats[0].selectors[0].selector': 'the selector ends with a combinator or comma',
+    });
+  });
+
   it('reads a format object of a plain name as that name', () => {
     expect(parsedValue(scrape([{ type: 'markdown' }, { type: 'links' }])).formats).toEqual([
       'markdown',
@@ -47,8 +69,6 @@ describe('formats', () => {
 
   it.each([
     'branding',
-    'attributes',
-    'images',
     'rawBase64',
     'product',
     'menu',
@@ -169,7 +189,7 @@ describe('formats', () => {
   it('refuses a name Firecrawl does not have', () => {
     expect(detailsOf(scrape(['markdwn']))).toEqual({
       'formats[0]':
-        'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot, json, summary, changeTracking',
+        'is not a Firecrawl format: must be one of markdown, html, rawHtml, links, screenshot, json, summary, changeTracking, images, attributes',
     });
   });
 

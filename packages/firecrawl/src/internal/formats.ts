@@ -1,6 +1,8 @@
+import { checkSelector } from '@scrapejobs/content';
 import { z } from 'zod';
 import { type Issue, nestedIssues, report, schemaProblem } from './parse.ts';
 import {
+  type AttributeQuery,
   type ChangeTrackingOptions,
   FIRECRAWL_FORMATS,
   type FirecrawlFormat,
@@ -20,6 +22,8 @@ const SUPPORTED: Readonly<Record<string, FirecrawlFormat>> = {
   extract: 'json',
   summary: 'summary',
   changeTracking: 'changeTracking',
+  images: 'images',
+  attributes: 'attributes',
 };
 
 /** Formats the operator's language model writes (docs/api.md §24). */
@@ -28,8 +32,6 @@ const MODEL_FORMATS: readonly FirecrawlFormat[] = ['json', 'summary'];
 /** Firecrawl formats (v1 and v2) this service does not produce: named in the 400. */
 const UNSUPPORTED = new Set([
   'branding',
-  'attributes',
-  'images',
   'rawBase64',
   'product',
   'menu',
@@ -93,6 +95,27 @@ export const changeTrackingFields = {
 
 const changeTrackingObject = z.strictObject({ type: z.literal('changeTracking'), ...changeTrackingFields });
 
+/** `{type: "attributes", selectors: [{selector, attribute}]}`: each selector a CSS selector this service runs. */
+const attributesObject = z.strictObject({
+  type: z.literal('attributes'),
+  selectors: z
+    .array(
+      z.strictObject({
+        selector: z
+          .string()
+          .min(1)
+          .max(1000)
+          .superRefine((selector, ctx) => {
+            const problem = checkSelector(selector);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          }),
+        attribute: z.string().min(1).max(200),
+      }),
+    )
+    .min(1)
+    .max(20),
+});
+
 /** The changeTracking options as parsed, with Firecrawl's defaults. */
 export const trackingOptions = (
   given: Partial<z.output<z.ZodObject<typeof changeTrackingFields>>> = {},
@@ -116,6 +139,8 @@ export interface ParsedFormats {
   changeTrackingAt: number | null;
   /** What is served a little differently than asked. */
   warnings: string[];
+  /** The attributes format's selectors; empty without it. */
+  attributes: AttributeQuery[];
 }
 
 function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat | null {
@@ -129,6 +154,13 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
   if (typeof item === 'string') {
     const name = formatName(item, at, issues);
     if (name === 'changeTracking') out.changeTrackingAt = at;
+    if (name === 'attributes') {
+      issues.push({
+        path: [at],
+        message: 'the attributes format needs its selectors: {type: "attributes", selectors}',
+      });
+      return null;
+    }
     return name;
   }
   if (typeof item !== 'object' || item === null || typeof (item as { type?: unknown }).type !== 'string') {
@@ -155,6 +187,15 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
     }
     out.changeTracking = trackingOptions(parsed.data);
     out.changeTrackingAt = at;
+    return name;
+  }
+  if (name === 'attributes') {
+    const parsed = attributesObject.safeParse(item);
+    if (!parsed.success) {
+      issues.push(...nestedIssues(parsed.error.issues, [at]));
+      return null;
+    }
+    out.attributes.push(...parsed.data.selectors);
     return name;
   }
   if (type === 'screenshot') {
@@ -185,6 +226,7 @@ export const formatsSchema = z
       changeTracking: null,
       changeTrackingAt: null,
       warnings: [],
+      attributes: [],
     };
     const names = items.map((item, at) => readFormat(item, at, issues, out));
     const screenshots = names.filter((name) => name === 'screenshot').length;

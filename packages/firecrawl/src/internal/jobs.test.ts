@@ -120,6 +120,17 @@ describe('scrapeJob', () => {
     expect(scrapeJobOf({ waitFor: 1000, timeout: 300_000 }).job.render_config?.wait_timeout_ms).toBe(120_000);
   });
 
+  it('accepts a bad certificate only with skipTlsVerification (default false here)', () => {
+    expect(scrapeJobOf({ skipTlsVerification: false }).job.request).toBeNull();
+    expect(scrapeJobOf({ skipTlsVerification: true }).job.request).toEqual({
+      headers: {},
+      cookies: [],
+      basic_auth: null,
+      user_agent: null,
+      skip_tls_verification: true,
+    });
+  });
+
   it('sends headers, cookies, credentials and a mobile user agent', () => {
     const auth = `Basic ${Buffer.from('u:p').toString('base64')}`;
     expect(
@@ -130,6 +141,7 @@ describe('scrapeJob', () => {
       cookies: [{ name: 'sid', value: '1', domain: null, path: '/' }],
       basic_auth: { username: 'u', password: 'p' },
       user_agent: MOBILE_USER_AGENT,
+      skip_tls_verification: false,
     });
   });
 
@@ -198,7 +210,13 @@ describe('crawlJob', () => {
     });
     expect(job.formats).toEqual(['html', 'links', 'metadata']);
     expect(job.content).toEqual({ only_main_content: false, include_tags: [], exclude_tags: [] });
-    expect(job.request).toEqual({ headers: { 'X-A': 'b' }, cookies: [], basic_auth: null, user_agent: null });
+    expect(job.request).toEqual({
+      headers: { 'X-A': 'b' },
+      cookies: [],
+      basic_auth: null,
+      user_agent: null,
+      skip_tls_verification: false,
+    });
   });
 
   it('passes the patterns and guards of the request to the job', () => {

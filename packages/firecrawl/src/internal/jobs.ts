@@ -47,7 +47,9 @@ const jobName = (kind: string, url: string): string => `Firecrawl ${kind} ${url}
 /** Job formats: the asked ones, metadata always (every Firecrawl document has it), raw HTML for `scrape` actions. */
 function jobFormats(options: ScrapeOptions): FormatName[] {
   const names = new Set<FormatName>(['metadata', ...options.formats.flatMap((f) => JOB_FORMAT[f] ?? [])]);
-  if (options.actionOutputs.scrapes > 0) names.add('raw_html');
+  // Scrape actions show the page's HTML; images and attributes are read from it.
+  const fromHtml = options.formats.includes('images') || options.formats.includes('attributes');
+  if (options.actionOutputs.scrapes > 0 || fromHtml) names.add('raw_html');
   return FORMAT_ORDER.filter((name) => names.has(name));
 }
 
@@ -64,10 +66,16 @@ function renderConfig(options: ScrapeOptions): RenderConfig | null {
 }
 
 function requestSettings(fetch: FetchSettings): CreateJobInput['request'] {
-  const { headers, cookies, basicAuth, userAgent } = fetch;
-  if (Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null && userAgent === null)
-    return null;
-  return { headers, cookies, basic_auth: basicAuth, user_agent: userAgent };
+  const { headers, cookies, basicAuth, userAgent, skipTlsVerification } = fetch;
+  const none = Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null;
+  if (none && userAgent === null && !skipTlsVerification) return null;
+  return {
+    headers,
+    cookies,
+    basic_auth: basicAuth,
+    user_agent: userAgent,
+    skip_tls_verification: skipTlsVerification,
+  };
 }
 
 const proxyConfig = (fetch: FetchSettings): CreateJobInput['proxy_config'] =>
@@ -176,13 +184,22 @@ const MAP_OPTIONS: ScrapeOptions = {
   json: null,
   modelFormatsAt: [],
   changeTracking: null,
-  actionOutputs: { screenshots: 0, scrapes: 0 },
+  actionOutputs: { screenshots: 0, scrapes: 0, scripts: 0 },
+  attributes: [],
+  cache: { maxAge: 0, store: false },
   onlyMainContent: true,
   includeTags: [],
   excludeTags: [],
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
-  fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
+  fetch: {
+    headers: {},
+    cookies: [],
+    basicAuth: null,
+    userAgent: null,
+    country: null,
+    skipTlsVerification: false,
+  },
   warnings: [],
 };
 

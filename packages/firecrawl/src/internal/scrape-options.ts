@@ -18,6 +18,9 @@ const MAX_TIMEOUT_MS = 300_000;
 
 const PROXIES = ['basic', 'auto', 'stealth', 'enhanced'];
 
+/** v2's default `maxAge` (Firecrawl's: two days); v1's is 0, always fetched. */
+const V2_MAX_AGE_MS = 2 * 24 * 3_600_000;
+
 /** Firecrawl's `proxy`: `basic` and `auto` fetch as this service does; `stealth` and `enhanced` are served so too. */
 const proxySchema = z
   .string()
@@ -60,13 +63,14 @@ const commonFields = {
   mobile: z.boolean().default(false),
   actions: actionsSchema,
   location: locationSchema,
-  // Accepted without effect: see the package README.
+  // Default false here (Firecrawl's is true): a bad certificate is a SCRAPE_SSL_ERROR unless asked.
   skipTlsVerification: z.boolean().optional(),
+  // Accepted without effect: see the package README.
   removeBase64Images: z.boolean().optional(),
   fastMode: z.boolean().optional(),
   blockAds: z.boolean().optional(),
-  maxAge: z.int().min(0).optional(),
-  storeInCache: z.boolean().optional(),
+  maxAge: z.int().min(0).default(0),
+  storeInCache: z.boolean().default(true),
   proxy: proxySchema,
   useMock: unsupportedOption('useMock'),
   threatProtection: unsupportedOption('threatProtection'),
@@ -76,6 +80,7 @@ const commonFields = {
 
 const v2Fields = {
   ...commonFields,
+  maxAge: z.int().min(0).default(V2_MAX_AGE_MS),
   parsers: parsersSchema,
   minAge: unsupportedOption('minAge'),
   lockdown: onlyBoolean(false, 'pages are always fetched from the site'),
@@ -179,6 +184,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     headers: options.headers,
     mobile: options.mobile,
     location: options.location ?? options.geolocation,
+    skipTlsVerification: options.skipTlsVerification,
   });
   const issues = [...(render.ok ? [] : render.issues), ...fetch.issues];
   const json = jsonOptions(options, issues);
@@ -188,13 +194,15 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
   report(issues, ctx);
   const plan = render.ok
     ? render.plan
-    : { steps: [], outputs: { screenshots: 0, scrapes: 0 }, totalWaitMs: 0 };
+    : { steps: [], outputs: { screenshots: 0, scrapes: 0, scripts: 0 }, totalWaitMs: 0 };
   return {
     formats: options.formats.names,
     json,
     modelFormatsAt: tracked.modelAt,
     changeTracking: tracked.tracking,
     actionOutputs: plan.outputs,
+    attributes: options.formats.attributes,
+    cache: { maxAge: options.maxAge, store: options.storeInCache },
     onlyMainContent: options.onlyMainContent,
     includeTags: options.includeTags,
     excludeTags: options.excludeTags,

@@ -14,14 +14,32 @@ describe('parseScrapeRequest', () => {
       json: null,
       modelFormatsAt: [],
       changeTracking: null,
-      actionOutputs: { screenshots: 0, scrapes: 0 },
+      actionOutputs: { screenshots: 0, scrapes: 0, scripts: 0 },
+      attributes: [],
+      // Firecrawl v2's default maxAge: two days.
+      cache: { maxAge: 172_800_000, store: true },
       onlyMainContent: true,
       includeTags: [],
       excludeTags: [],
       timeout: 30_000,
       renderActions: [],
-      fetch: { headers: {}, cookies: [], basicAuth: null, userAgent: null, country: null },
+      fetch: {
+        headers: {},
+        cookies: [],
+        basicAuth: null,
+        userAgent: null,
+        country: null,
+        skipTlsVerification: false,
+      },
       warnings: [],
+    });
+  });
+
+  it('reuses nothing by default in v1, and takes maxAge and storeInCache', () => {
+    expect(parsedValue(parseScrapeRequest({ url: URL_ }, 'v1')).cache).toEqual({ maxAge: 0, store: true });
+    expect(parsedValue(scrape({ maxAge: 0, storeInCache: false })).cache).toEqual({
+      maxAge: 0,
+      store: false,
     });
   });
 

@@ -17,6 +17,8 @@ export const FIRECRAWL_FORMATS = [
   'json',
   'summary',
   'changeTracking',
+  'images',
+  'attributes',
 ] as const;
 export type FirecrawlFormat = (typeof FIRECRAWL_FORMATS)[number];
 
@@ -56,10 +58,26 @@ export interface Invalid {
 
 export type Parsed<T> = { ok: true; value: T } | Invalid;
 
-/** Results of `screenshot` and `scrape` actions the answer shows under `actions`. */
+/** Results of `screenshot`, `scrape` and `executeJavascript` actions the answer shows under `actions`. */
 export interface ActionOutputs {
   screenshots: number;
   scrapes: number;
+  /** `executeJavascript` actions: their returns are kept with the page's document. */
+  scripts: number;
+}
+
+/** One `{selector, attribute}` of the attributes format. */
+export interface AttributeQuery {
+  selector: string;
+  attribute: string;
+}
+
+/** `maxAge` and `storeInCache` (docs/api.md §26). */
+export interface CacheOptions {
+  /** Milliseconds a stored page of the same URL and options may be old to answer; 0: always fetched. */
+  maxAge: number;
+  /** Whether this scrape's page may answer a later one. */
+  store: boolean;
 }
 
 /** How each page is fetched: the job's `request` and proxy country. */
@@ -70,6 +88,8 @@ export interface FetchSettings {
   userAgent: string | null;
   /** ISO 3166-1 alpha-2, upper case: the proxy country (`location.country`). */
   country: string | null;
+  /** `skipTlsVerification`: an https site's certificate is not checked (default false here). */
+  skipTlsVerification: boolean;
 }
 
 /** Firecrawl's scrape options, validated and translated where they need no URL. */
@@ -83,6 +103,9 @@ export interface ScrapeOptions {
   /** The changeTracking format's options; null without it. */
   changeTracking: ChangeTrackingOptions | null;
   actionOutputs: ActionOutputs;
+  /** The attributes format's selectors; empty without it. */
+  attributes: AttributeQuery[];
+  cache: CacheOptions;
   onlyMainContent: boolean;
   includeTags: string[];
   excludeTags: string[];

@@ -39,6 +39,8 @@ export interface CompatRun {
   tracking: boolean;
   /** What made it (`scrape`, `crawl`, …); null for jobs made before kinds were kept. */
   kind: string | null;
+  /** The Firecrawl request's own options as the compatible API stored them (opaque here); null: none. */
+  firecrawl: unknown;
   expiresAt: Date;
 }
 
@@ -79,7 +81,8 @@ export class CompatService {
   }
 
   /**
-   * Makes the job (a batch's `urls` seeded instead of its source, with its page tracking) and starts its run. A crawl's or
+   * Makes the job (a batch's `urls` seeded instead of its source, with its page tracking, the
+   * compatible API's own options and a scrape's cache key) and starts its run. A crawl's or
    * batch's webhook is checked first and stored before the run starts, so that the run's
    * job.started already finds it.
    */
@@ -89,6 +92,8 @@ export class CompatService {
     urls: string[] | null = null,
     webhook: JobWebhook | null = null,
     pageTracking: PageTracking | null = null,
+    firecrawl: unknown = null,
+    cacheKey: string | null = null,
   ): Promise<{ runId: string; jobId: string; expiresAt: Date }> {
     if (webhook)
       await checkJobWebhook(owner, webhook, {
@@ -98,6 +103,12 @@ export class CompatService {
     const expiresAt = new Date(this.#now().getTime() + this.#options.retentionHours * 3_600_000);
     const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt, pageTracking });
     if (webhook) await this.#db.webhook.create({ data: jobWebhookRow(owner, job.id, webhook, this.#now()) });
+    if (firecrawl !== null)
+      await this.#db.pool.query({
+        name: 'compat-job-options',
+        text: 'UPDATE jobs SET firecrawl = $2::jsonb, firecrawl_cache_key = $3 WHERE id = $1',
+        values: [job.id, JSON.stringify(firecrawl), cacheKey],
+      });
     const { runId } = await this.#jobs.run(owner, job.id);
     return { runId, jobId: job.id, expiresAt };
   }
@@ -120,6 +131,7 @@ export class CompatService {
                 extract: true,
                 pageTracking: true,
                 firecrawlKind: true,
+                firecrawl: true,
               },
             },
           },
@@ -136,8 +148,28 @@ export class CompatService {
       extract: job.extract !== null,
       tracking: job.pageTracking !== null,
       kind: job.firecrawlKind,
+      firecrawl: job.firecrawl,
       expiresAt,
     };
+  }
+
+  /**
+   * The owner's newest run that succeeded, of a job made with `cacheKey` since `since` and not yet
+   * expired (docs/api.md §26: maxAge); null when there is none.
+   */
+  async cached(owner: Owner, cacheKey: string, since: Date): Promise<CompatRun | null> {
+    const { rows } = await this.#db.pool.query<{ run_id: string }>({
+      name: 'compat-cached',
+      text: `SELECT r.id AS run_id FROM jobs j JOIN runs r ON r.job_id = j.id
+              WHERE j.user_id = $1 AND j.mode = $2::"Mode" AND j.origin = 'firecrawl'
+                AND j.firecrawl_cache_key = $3 AND j.created_at >= $4 AND j.expires_at > $5
+                AND r.status = 'success' AND NOT r.deleting
+                AND EXISTS (SELECT 1 FROM run_documents d WHERE d.run_id = r.id)
+              ORDER BY j.created_at DESC LIMIT 1`,
+      values: [owner.userId, owner.mode, cacheKey, since, this.#now()],
+    });
+    const runId = rows[0]?.run_id;
+    return runId === undefined ? null : this.get(owner, runId);
   }
 
   /**

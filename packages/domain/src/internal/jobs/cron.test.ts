@@ -20,6 +20,13 @@ describe('cronPattern', () => {
   ])('maps %j to %s', (over, pattern) => {
     expect(cronPattern(s(over))).toBe(pattern);
   });
+
+  it('reads minutes as seconds of every minute of the hours and days with SCHEDULE_UNIT=second', () => {
+    expect(cronPattern(s({ days: [1], hours: [9], minutes: [5, 35] }), 'second')).toBe('5,35 * 9 * * 1');
+    expect(nextRunAt(s({ minutes: [5, 35] }), at('2026-11-21T10:15:40.000Z'), 'second').toISOString()).toBe(
+      '2026-11-21T10:16:05.000Z',
+    );
+  });
 });
 
 describe('nextRunAt', () => {

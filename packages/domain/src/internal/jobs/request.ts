@@ -21,6 +21,7 @@ export const storedRequestSchema = z.object({
   ),
   basic_auth: z.object({ username: z.string(), password: z.string() }).nullable(),
   user_agent: z.string().nullable(),
+  skip_tls_verification: z.boolean().default(false),
 });
 
 export type StoredRequest = z.output<typeof storedRequestSchema>;
@@ -83,6 +84,7 @@ export function sealRequest(
       password: seal(input.basic_auth.password, previous?.basic_auth?.password),
     },
     user_agent: input.user_agent,
+    skip_tls_verification: input.skip_tls_verification,
   };
 }
 
@@ -99,6 +101,7 @@ export function maskRequest(stored: StoredRequest | null): RequestSettings | nul
     })),
     basic_auth: stored.basic_auth && { username: stored.basic_auth.username, password: SECRET_MASK },
     user_agent: stored.user_agent,
+    skip_tls_verification: stored.skip_tls_verification,
   };
 }
 
@@ -119,5 +122,6 @@ export function openRequest(box: SecretBox, jobId: string, stored: StoredRequest
       password: open(stored.basic_auth.password),
     },
     user_agent: stored.user_agent,
+    skip_tls_verification: stored.skip_tls_verification,
   };
 }

@@ -2,7 +2,7 @@ import { type Scheduling, schedulingSchema } from '@scrapejobs/contracts';
 import { type Database, Prisma } from '@scrapejobs/db';
 import type { Payload } from '@scrapejobs/queues';
 import type { Queue } from 'bullmq';
-import { cronPattern } from './cron.ts';
+import { cronPattern, type ScheduleUnit } from './cron.ts';
 
 /** Arms and disarms the schedule of a job; the jobs service calls it inside its transactions. */
 export interface Scheduler {
@@ -15,14 +15,16 @@ type TickQueue = Queue<Payload<'scheduleTicks'>, unknown, string>;
 /** One BullMQ job scheduler per job, keyed by the job id, so no process can duplicate it. */
 export class QueueScheduler implements Scheduler {
   readonly #queue: TickQueue;
-  constructor(queue: TickQueue) {
+  readonly #unit: ScheduleUnit;
+  constructor(queue: TickQueue, unit: ScheduleUnit = 'minute') {
     this.#queue = queue;
+    this.#unit = unit;
   }
 
   async arm(jobId: string, scheduling: Scheduling): Promise<void> {
     await this.#queue.upsertJobScheduler(
       jobId,
-      { pattern: cronPattern(scheduling), tz: scheduling.timezone },
+      { pattern: cronPattern(scheduling, this.#unit), tz: scheduling.timezone },
       { name: 'tick', data: { jobId } },
     );
   }
@@ -49,7 +51,7 @@ export class QueueScheduler implements Scheduler {
       if (!schedule) {
         await this.disarm(s.key);
         removed.push(s.key);
-      } else if (s.pattern === cronPattern(schedule) && (s.tz ?? 'UTC') === schedule.timezone) {
+      } else if (s.pattern === cronPattern(schedule, this.#unit) && (s.tz ?? 'UTC') === schedule.timezone) {
         wanted.delete(s.key);
       }
     }

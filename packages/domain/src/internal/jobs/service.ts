@@ -27,7 +27,7 @@ import { type RunChangesQuery, readRunChanges } from '../runs/changes.ts';
 import { jobSettingsSql } from '../runs/settings.ts';
 import type { PageTracking } from '../runs/tracked-pages.ts';
 import { type RunUrlsQuery, readRunUrls } from '../runs/urls.ts';
-import { nextRunAt } from './cron.ts';
+import { nextRunAt, type ScheduleUnit } from './cron.ts';
 import { sealRequest } from './request.ts';
 import type { Scheduler } from './scheduler.ts';
 
@@ -38,6 +38,8 @@ export interface JobsServiceOptions {
   box: SecretBox;
   /** PUBLIC_BASE_URL: the links in answers (a URL's screenshot). */
   publicBaseUrl: string;
+  /** SCHEDULE_UNIT (tests only): what a schedule's minutes count; the QueueScheduler's too. */
+  scheduleUnit?: ScheduleUnit;
   now?: () => Date;
 }
 
@@ -90,6 +92,7 @@ export class JobsService {
   readonly #now: () => Date;
   readonly #box: SecretBox;
   readonly #publicBaseUrl: string;
+  readonly #scheduleUnit: ScheduleUnit;
 
   constructor(db: Database, announcer: RunAnnouncer, scheduler: Scheduler, options: JobsServiceOptions) {
     this.#db = db;
@@ -98,6 +101,7 @@ export class JobsService {
     this.#announcer = announcer;
     this.#scheduler = scheduler;
     this.#now = options.now ?? (() => new Date());
+    this.#scheduleUnit = options.scheduleUnit ?? 'minute';
   }
 
   /** One page of the owner's jobs, newest first, read straight into the list shape of docs/api.md §3.2. */
@@ -175,7 +179,7 @@ export class JobsService {
       lastRunAt: null,
       lastRunId: null,
       resultsCount: 0,
-      nextRunAt: input.scheduling ? nextRunAt(input.scheduling, now) : null,
+      nextRunAt: input.scheduling ? nextRunAt(input.scheduling, now, this.#scheduleUnit) : null,
       origin: compat?.origin ?? 'api',
       urls: compat?.urls ?? null,
       expiresAt: compat?.expiresAt ?? null,
@@ -270,7 +274,7 @@ export class JobsService {
         const scheduling = input.scheduling;
         data.scheduling = jsonOrNull(scheduling);
         const armed = scheduling !== null && current.status !== 'paused';
-        data.nextRunAt = armed ? nextRunAt(scheduling, now) : null;
+        data.nextRunAt = armed ? nextRunAt(scheduling, now, this.#scheduleUnit) : null;
         if (armed) await this.#scheduler.arm(id, scheduling);
         else await this.#scheduler.disarm(id);
       }
@@ -364,7 +368,7 @@ export class JobsService {
       return 'orphan';
     }
     if (job.status === 'paused') return 'skipped-paused';
-    const next = nextRunAt(schedulingSchema.parse(job.scheduling), now);
+    const next = nextRunAt(schedulingSchema.parse(job.scheduling), now, this.#scheduleUnit);
     try {
       await this.run({ userId: job.user_id, mode: job.mode }, jobId, 'schedule', next);
       return 'started';
@@ -434,7 +438,7 @@ export class JobsService {
         data: {
           status: 'scheduled',
           updatedAt: now,
-          nextRunAt: scheduling ? nextRunAt(scheduling, now) : null,
+          nextRunAt: scheduling ? nextRunAt(scheduling, now, this.#scheduleUnit) : null,
         },
       });
       return toJob(job);

@@ -39,6 +39,8 @@ export function shownFormats(settings: unknown): ShownFormats {
     Array.isArray(formats) ? formats.filter((f): f is string => typeof f === 'string') : [],
   );
   shown.add('warning');
+  // Only a render with execute_javascript steps has them (docs/api.md §14).
+  shown.add('javascript_returns');
   if (extract) shown.add('json');
   if (page_tracking) shown.add('change_tracking');
   return shown;

@@ -1,5 +1,10 @@
 import { formatsSchema } from '@scrapejobs/contracts';
-import { type FirecrawlDocument, firecrawlDocument, firecrawlFormats } from '@scrapejobs/firecrawl';
+import {
+  type FirecrawlDocument,
+  firecrawlDocument,
+  firecrawlFormats,
+  readJobOptions,
+} from '@scrapejobs/firecrawl';
 import type pg from 'pg';
 import { documentView } from '../results/documents.ts';
 import type { PageEventData } from './firecrawl.ts';
@@ -36,6 +41,8 @@ interface DocumentRow {
   status_code: number | null;
   data: Buffer | null;
   formats: unknown;
+  /** The request's own formats, actions and attributes (docs/api.md §26). */
+  firecrawl: unknown;
 }
 
 /**
@@ -49,7 +56,7 @@ export async function pageDocuments(
   const pages = events.map((e) => ({ id: e.id, ...(e.data as PageEventData) }));
   const { rows } = await pool.query<DocumentRow>({
     name: 'firecrawl-page-documents',
-    text: `SELECT p.event_id, d.url, d.status_code, d.data, j.formats
+    text: `SELECT p.event_id, d.url, d.status_code, d.data, j.formats, j.firecrawl
              FROM unnest($1::text[], $2::text[], $3::int[]) AS p(event_id, run_id, seq)
              LEFT JOIN runs r ON r.id = p.run_id
              LEFT JOIN jobs j ON j.id = r.job_id
@@ -61,14 +68,17 @@ export async function pageDocuments(
     pages.map((page) => {
       const row = byId.get(page.id);
       const formats = formatsSchema.safeParse(row?.formats).data ?? [];
+      const asked = readJobOptions(row?.firecrawl);
       const view =
         row?.data && row.url !== null
-          ? documentView(row.url, row.status_code, row.data, new Set(formats))
+          ? documentView(row.url, row.status_code, row.data, new Set([...formats, 'javascript_returns']))
           : { url: page.url, status_code: null, truncated: [] };
       const doc = firecrawlDocument(view, {
         version: 'v2',
-        formats: firecrawlFormats(formats),
+        formats: asked?.formats ?? firecrawlFormats(formats),
         screenshotUrl: page.screenshot_url ?? null,
+        actions: asked?.actions,
+        attributes: asked?.attributes,
       });
       return [page.id, cappedDocument(doc)];
     }),
