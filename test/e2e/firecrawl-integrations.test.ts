@@ -208,24 +208,3 @@ describe('the crawl watcher', () => {
     ]);
   });
 });
-
-describe('options served a little differently', () => {
-  it('scrapes with stealth proxy, a location without proxies, parsers and a screenshot viewport, saying so', async () => {
-    const { sdk, raw } = await account('warnings@example.com');
-    const doc = await sdk.scrape(`${site.url}/p/5`, {
-      formats: ['markdown'],
-      proxy: 'stealth',
-      location: { country: 'DE', languages: ['de-DE'] },
-      parsers: ['pdf', 'docx'],
-    });
-    expect(doc.markdown).toMatch(/^# Topic 5$/m);
-    for (const part of ['"stealth"', 'location.country DE', '"docx"']) expect(doc.warning).toContain(part);
-    const crawl = await raw.post('/v2/crawl', {
-      url: `${site.url}/p/1`,
-      limit: 1,
-      scrapeOptions: { formats: [{ type: 'screenshot', viewport: { width: 1280, height: 800 } }] },
-    });
-    expect(crawl.status).toBe(200);
-    expect(crawl.body.warning).toContain('viewport');
-  });
-});
