@@ -10,6 +10,7 @@ import {
   type KeyCache,
   type KeysService,
   type ResultsService,
+  UsageService,
   type WebhooksService,
 } from '@scrapejobs/domain';
 import { type LlmEnv, modelSettings, TokenLedger } from '@scrapejobs/llm';
@@ -22,8 +23,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
 import { firecrawlRouter } from './firecrawl/routes.ts';
+import { crawlWatcher } from './firecrawl/watch.ts';
 import { adminRoutes } from './http/admin.ts';
-import { resolveAuth } from './http/auth.ts';
+import { keyLookup, resolveAuth } from './http/auth.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
 import { buildOpenApi } from './http/openapi.ts';
@@ -60,6 +62,8 @@ export interface AppParts {
     | 'WEBHOOK_SECRET_KEY'
     | 'NODE_ENV'
     | 'PUBLIC_BASE_URL'
+    | 'ACCOUNT_MONTHLY_CREDITS'
+    | 'MAX_RUNNING_URLS_PER_USER'
     | keyof LlmEnv
     | keyof SearchEnv
   >;
@@ -76,6 +80,9 @@ export interface AppParts {
   /** Compiles job queries off the event loop. */
   compiler: QueryCompiler;
 }
+
+/** The API's Express app, and the listener of its server's `upgrade` requests (the SDK's crawl watcher). */
+export type ApiApp = express.Express & { upgrade: ReturnType<typeof crawlWatcher> };
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -94,7 +101,7 @@ const consoleFormKey = (secretKey: Buffer | undefined): Buffer =>
   );
 
 /** The API and its console as an Express app, over services built elsewhere (runtime.ts). */
-export function createApp(deps: AppParts): express.Express {
+export function createApp(deps: AppParts): ApiApp {
   const { config, db, redis, log, services } = deps;
   const model = modelSettings(config);
   const jobRules = { proxies: config.PROXY_URLS, compiler: deps.compiler, model: model !== null };
@@ -182,19 +189,21 @@ export function createApp(deps: AppParts): express.Express {
   );
   const auth = resolveAuth(db, deps.keyCache);
   // Firecrawl's paths, with its error shape from authentication on (docs/api.md §18).
-  app.use(
-    ['/v1', '/v2'],
-    firecrawlRouter({
-      compat: services.compat,
-      parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
-      auth: [auth, limit],
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      log,
-      model: model !== null,
-      tokens: new TokenLedger(redis, config.QUEUE_PREFIX, model?.tokensPerDay ?? 0),
-      search: searchDeps.client,
-    }),
-  );
+  const firecrawl = firecrawlRouter({
+    compat: services.compat,
+    parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
+    auth: [auth, limit],
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    log,
+    model: model !== null,
+    tokens: new TokenLedger(redis, config.QUEUE_PREFIX, model?.tokensPerDay ?? 0),
+    search: searchDeps.client,
+    usage: new UsageService(db),
+    monthlyCredits: config.ACCOUNT_MONTHLY_CREDITS ?? null,
+    maxRunningUrls: config.MAX_RUNNING_URLS_PER_USER,
+    proxies: config.PROXY_URLS,
+  });
+  app.use(['/v1', '/v2'], firecrawl);
   app.use(auth);
   app.use(limit);
   app.use(mountRoutes(routes));
@@ -202,5 +211,6 @@ export function createApp(deps: AppParts): express.Express {
     throw new AppError(404, `No route ${req.method} ${req.path}.`);
   });
   app.use(errorHandler(log));
-  return app;
+  const upgrade = crawlWatcher({ lookup: keyLookup(db, deps.keyCache), status: firecrawl.status, log });
+  return Object.assign(app, { upgrade });
 }

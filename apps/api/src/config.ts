@@ -20,6 +20,13 @@ export const apiEnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
   /** Jobs made through the Firecrawl-compatible API expire this long after they are made (docs/api.md §18). */
   FIRECRAWL_RETENTION_HOURS: envInt(1, 24 * 3650).default(24),
+  /**
+   * Credits (pages scraped) each account may use a UTC month, as the Firecrawl-compatible
+   * /team/credit-usage reports them (docs/api.md §18); unset: no quota.
+   */
+  ACCOUNT_MONTHLY_CREDITS: envInt(1).optional(),
+  /** The scraper workers' MAX_RUNNING_URLS_PER_USER, reported by /team/queue-status as `maxConcurrency`. */
+  MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
   /** For tests of the fleet's schedule ticks only: `second` reads a schedule's minutes as seconds. */
   SCHEDULE_UNIT: z.enum(['minute', 'second']).default('minute'),
   ...secretKeysEnv,

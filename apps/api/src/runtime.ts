@@ -36,13 +36,13 @@ import {
 } from '@scrapejobs/queues';
 import type express from 'express';
 import type { Redis } from 'ioredis';
-import { type ApiServices, createApp } from './app.ts';
+import { type ApiApp, type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
 export interface ApiRuntime {
-  readonly app: express.Express;
+  readonly app: ApiApp;
   readonly services: ApiServices;
   readonly db: Database;
   /** Fails fast while Redis is away (no offline queue), so requests get 503 instead of hanging. */
@@ -189,6 +189,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       // before taking requests; if it stays away the API still starts and answers 503 until it is back.
       if (redis.status !== 'ready') await Promise.race([once(redis, 'ready'), sleep(3_000)]);
       const listening = app.listen(config.PORT);
+      listening.on('upgrade', app.upgrade);
       await once(listening, 'listening');
       listening.keepAliveTimeout = 65_000;
       server = listening;

@@ -235,6 +235,9 @@ export function noQueriesIssue(
     : null;
 }
 
+/** The fields the rule of `queries` (noQueriesIssue) reads. */
+const QUERIES_RULE_READS = new Set(['queries', 'formats', 'extract']);
+
 /** POST /jobs body (docs/api.md §3.1). */
 export const createJobSchema = z
   .strictObject({
@@ -253,10 +256,21 @@ export const createJobSchema = z
     refetch: jobFields.refetch.default('conditional'),
     extract: jobFields.extract.default(null),
   })
-  .superRefine((job, ctx) => {
-    const issue = noQueriesIssue(job.queries, job.formats, job.extract);
-    if (issue) ctx.addIssue({ code: 'custom', path: ['queries'], message: issue });
-  });
+  .check(
+    z.superRefine(
+      (job, ctx) => {
+        const issue = noQueriesIssue(job.queries, job.formats, job.extract);
+        if (issue) ctx.addIssue({ code: 'custom', path: ['queries'], message: issue });
+      },
+      // Also when other fields are wrong (an empty body names every missing field at once), as long
+      // as the three it reads are right.
+      {
+        when: (payload) =>
+          isPlainObject(payload.value) &&
+          !payload.issues.some((i) => QUERIES_RULE_READS.has(String(i.path?.[0]))),
+      },
+    ),
+  );
 
 /** Fields of the detail that a client may send back on PUT/PATCH; they are ignored. */
 const READ_ONLY = [

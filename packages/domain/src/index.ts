@@ -8,6 +8,7 @@ export {
   passwordStamp,
 } from './internal/accounts/accounts.ts';
 export { verifyPassword } from './internal/accounts/password.ts';
+export { type MonthUsage, type QueueUsage, UsageService } from './internal/accounts/usage.ts';
 export {
   AppError,
   conflict,

@@ -44,6 +44,13 @@ export {
   type SearchRequest,
   searchBody,
 } from './internal/search-request.ts';
+export {
+  type CreditFigures,
+  creditUsageBody,
+  type QueueFigures,
+  queueStatusBody,
+  SELF_HOSTED_CREDITS,
+} from './internal/team.ts';
 export type {
   ActionOutputs,
   BatchScrapeRequest,

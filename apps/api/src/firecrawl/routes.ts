@@ -1,3 +1,4 @@
+import type { ProxyEntry } from '@scrapejobs/config';
 import type { CreateJobInput } from '@scrapejobs/contracts';
 import {
   ACCEPTED_BEYOND_MAX_PAGES,
@@ -16,6 +17,7 @@ import {
   crawlStatus,
   errorBody,
   extractJob,
+  type FirecrawlDocument,
   type FirecrawlJobOptions,
   type FirecrawlVersion,
   firecrawlDocument,
@@ -51,8 +53,12 @@ import { principalOf, requireScope } from '../http/auth.ts';
 import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
 import { runSearch, type SearchDeps } from '../search/search.ts';
+import { type TeamDeps, teamRoutes } from './team.ts';
+import type { StatusReader, WatchedKind } from './watch.ts';
 
-export interface FirecrawlDeps {
+export interface FirecrawlDeps extends TeamDeps {
+  /** The operator's proxies (PROXY_URLS): `location.country` picks one. */
+  proxies: readonly ProxyEntry[];
   compat: CompatService;
   /** Checks a job body as POST /jobs does (selectors, proxies), with this service's field paths. */
   parseJob: (raw: unknown, userId: string) => Promise<CreateJobInput>;
@@ -82,7 +88,7 @@ type Handler = (req: Request, version: FirecrawlVersion, principal: Principal) =
  * of origin `firecrawl` and its run, so the fleet, isolation, retention and the console apply.
  * Errors answer in Firecrawl's shape, `{success: false, error}` (with `details` on a 400).
  */
-export function firecrawlRouter(deps: FirecrawlDeps): Router {
+export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusReader } {
   const router = Router();
   const { compat } = deps;
   const base = deps.publicBaseUrl.replace(/\/+$/, '');
@@ -134,18 +140,41 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     throw new AppError(400, `The request is invalid: ${paths[0]}: ${NO_MODEL_MESSAGE}.`, { details });
   };
 
+  /**
+   * `location.country` without any of the operator's proxies is served without one, with a
+   * warning (languages are still sent); a country no proxy has is a 400 at `at`.
+   */
+  const located = <T extends ScrapeOptions>(options: T, at: string): T => {
+    const { country } = options.fetch;
+    if (country === null) return options;
+    if (deps.proxies.length === 0)
+      return {
+        ...options,
+        fetch: { ...options.fetch, country: null },
+        warnings: [
+          ...options.warnings,
+          `location.country ${country} is served without a proxy: the operator has configured none (languages are still sent)`,
+        ],
+      };
+    if (deps.proxies.some((proxy) => proxy.country === country)) return options;
+    const message = `no proxy is configured for country ${country}`;
+    throw new AppError(400, `The request is invalid: ${at}: ${message}.`, { details: { [at]: message } });
+  };
+  const warningOf = (warnings: readonly string[]) => (warnings.length > 0 ? warnings.join('; ') : undefined);
+
   route('post', '/scrape', async (req, v, principal) => {
-    const request = valid(parseScrapeRequest(req.body, v));
+    const request = located(valid(parseScrapeRequest(req.body, v)), 'location.country');
     needModel(request);
     const { job, timeoutMs } = scrapeJob(request);
     // A tracked scrape compares with the previous one: it is always fetched (docs/api.md §24).
     const key = request.changeTracking ? null : cacheKeyOf(request.url, job, request);
     const cached =
       key && request.cache.maxAge > 0 && (await fromCache(principal, key, request.cache.maxAge, v));
-    if (cached) return [200, { success: true, data: cached }];
+    if (cached) return [200, { success: true, data: warned(cached, request.warnings) }];
     const options = jobOptions(request);
     const stored = request.cache.store ? key : null;
-    const { runId } = await start(principal, job, null, null, request.changeTracking, options, stored);
+    const { runId, jobId } = await start(principal, job, null, null, request.changeTracking, options, stored);
+    await compat.describe(jobId, 'scrape');
     const ended = await compat.waitForEnd(principal, runId, timeoutMs);
     if (ended.run.status === 'running') {
       await compat.cancel(principal, ended);
@@ -153,20 +182,37 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
       return [408, { success: false, code: 'SCRAPE_TIMEOUT', error }];
     }
     const [document] = await documentsOf(principal, ended, v, { limit: 1 }).then((page) => page.data);
-    if (document) return [200, { success: true, data: document }];
+    if (document)
+      return [200, { success: true, data: warned(withScrapeId(document, runId), request.warnings) }];
     const { failed } = await compat.errors(ended, 1);
     const failure = failed[0] && scrapeFailure(failed[0]);
     if (failure) return [failure.status, { success: false, code: failure.code, error: failure.error }];
-    return [200, { success: true, data: await failedDocument(ended, v) }];
+    const data = withScrapeId(await failedDocument(ended, v), runId);
+    return [200, { success: true, data: warned(data, request.warnings) }];
+  });
+
+  route('get', '/scrape/:id', async (req, v, principal) => {
+    const run = await compat.get(principal, idOf(req));
+    if (run.kind !== 'scrape') throw new AppError(404, 'Scrape not found.');
+    if (run.run.status === 'running') throw new AppError(404, 'The scrape has not finished yet.');
+    const [document] = await documentsOf(principal, run, v, { limit: 1 }).then((page) => page.data);
+    return [
+      200,
+      { success: true, data: withScrapeId(document ?? (await failedDocument(run, v)), run.run.id) },
+    ];
   });
 
   for (const kind of ['crawl', 'batch/scrape'] as const) {
     route('post', `/${kind}`, async (req, v, principal) => {
       if (kind === 'crawl') {
-        const request = valid(parseCrawlRequest(req.body, v));
+        const parsed = valid(parseCrawlRequest(req.body, v));
+        const request = {
+          ...parsed,
+          scrapeOptions: located(parsed.scrapeOptions, 'scrapeOptions.location.country'),
+        };
         needModel(request.scrapeOptions, 'scrapeOptions.');
         const { job, webhook } = crawlJob(request);
-        const { runId } = await start(
+        const { runId, jobId } = await start(
           principal,
           job,
           null,
@@ -174,9 +220,15 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
           request.scrapeOptions.changeTracking,
           jobOptions(request.scrapeOptions),
         );
-        return [200, { success: true, id: runId, url: `${base}/${v}/crawl/${runId}` }];
+        await compat.describe(jobId, 'crawl', crawlOptionsShown(req.body));
+        const warning = warningOf(request.scrapeOptions.warnings);
+        return [
+          200,
+          { success: true, id: runId, url: `${base}/${v}/crawl/${runId}`, ...(warning && { warning }) },
+        ];
       }
-      const batchRequest = valid(parseBatchScrapeRequest(req.body, v));
+      const batchRequest = located(valid(parseBatchScrapeRequest(req.body, v)), 'location.country');
+      const warning = warningOf(batchRequest.warnings);
       needModel(batchRequest);
       const batch = batchScrapeJob(batchRequest);
       const { runId } = await start(
@@ -194,43 +246,28 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
           id: runId,
           url: `${base}/${v}/batch/scrape/${runId}`,
           invalidURLs: batch.invalidURLs,
+          ...(warning && { warning }),
         },
       ];
     });
-    if (kind === 'crawl')
-      route('get', '/crawl/active', async (_req, _v, principal) => {
-        const active = await compat.active(principal);
+    if (kind === 'crawl') {
+      const activeCrawls: Handler = async (_req, _v, principal) => {
+        const active = await compat.active(principal, 'crawl');
         const crawls = active.map((a) => ({
           id: a.runId,
           teamId: principal.userId,
           url: a.source,
-          options: {},
+          options: a.options,
         }));
         return [200, { success: true, crawls }];
-      });
-    route('get', `/${kind}/:id`, async (req, v, principal) => {
-      const run = await compat.get(principal, idOf(req));
-      const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-      const page = await documentsOf(principal, run, v, { limit: STATUS_PAGE, cursor });
-      const next = page.nextCursor && `${base}/${v}/${kind}/${run.run.id}?cursor=${page.nextCursor}`;
-      const { run: r } = run;
-      const urls = {
-        total: r.totalUrls,
-        successful: r.successfulUrls,
-        failed: r.failedUrls,
-        skipped: r.skippedUrls,
       };
-      return [
-        200,
-        crawlStatus({
-          version: v,
-          runStatus: r.status,
-          urls,
-          expiresAt: run.expiresAt,
-          next,
-          data: page.data,
-        }),
-      ];
+      // v2 names it `ongoing` as well; both come before `/crawl/:id`.
+      route('get', '/crawl/active', activeCrawls);
+      route('get', '/crawl/ongoing', activeCrawls);
+    }
+    route('get', `/${kind}/:id`, async (req, v, principal) => {
+      const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+      return [200, (await status(principal, v, kind, idOf(req), cursor)).body];
     });
     route('delete', `/${kind}/:id`, async (req, _v, principal) => {
       await compat.cancel(principal, await compat.get(principal, idOf(req)));
@@ -392,6 +429,9 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     ];
   });
 
+  for (const [path, handler] of teamRoutes(deps))
+    route('get', path, async (_req, v, principal) => [200, await handler(principal, v)]);
+
   for (const endpoint of UNSUPPORTED_ENDPOINTS) {
     const path = endpoint.path.replace(/^\/v[12]/, '');
     const versionOf = endpoint.path.slice(0, 3);
@@ -411,6 +451,35 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     const details = (appErr.toBody() as { details?: Record<string, string> }).details;
     res.status(appErr.status).json(errorBody(appErr.message, details));
   });
+
+  /** A crawl's or batch's status with a page of its documents, and the cursor of the next page. */
+  async function status(
+    principal: Principal,
+    v: FirecrawlVersion,
+    kind: WatchedKind,
+    id: string,
+    cursor: string | undefined,
+  ) {
+    const run = await compat.get(principal, id);
+    const page = await documentsOf(principal, run, v, { limit: STATUS_PAGE, cursor });
+    const next = page.nextCursor && `${base}/${v}/${kind}/${run.run.id}?cursor=${page.nextCursor}`;
+    const { run: r } = run;
+    const urls = {
+      total: r.totalUrls,
+      successful: r.successfulUrls,
+      failed: r.failedUrls,
+      skipped: r.skippedUrls,
+    };
+    const body = crawlStatus({
+      version: v,
+      runStatus: r.status,
+      urls,
+      expiresAt: run.expiresAt,
+      next,
+      data: page.data,
+    });
+    return { body, nextCursor: page.nextCursor };
+  }
 
   /** A page of the run's documents in Firecrawl's shape, with the formats its job asked for. */
   async function documentsOf(
@@ -458,8 +527,27 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router {
     return firecrawlDocument(doc, { version: v, formats: [], screenshotUrl: null, error });
   }
 
-  return router;
+  return Object.assign(router, { status: status satisfies StatusReader });
 }
+
+/** A scrape's document with its id, which GET /v2/scrape/{id} reads it again by. */
+const withScrapeId = (document: FirecrawlDocument, id: string): FirecrawlDocument => ({
+  ...document,
+  metadata: { ...document.metadata, scrapeId: id },
+});
+
+/** A document with the request's warnings joined to its own. */
+const warned = (document: FirecrawlDocument, warnings: readonly string[]): FirecrawlDocument => {
+  const all = [...warnings, ...(document.warning ? [document.warning] : [])];
+  return all.length > 0 ? { ...document, warning: all.join('; ') } : document;
+};
+
+/** Request fields that are not a crawl's options (its webhook may carry secrets in its headers). */
+const NOT_OPTIONS = new Set(['url', 'webhook', 'origin', 'integration']);
+
+/** A crawl's options as Firecrawl's active crawls show them: the request as given, but its URL and webhook. */
+const crawlOptionsShown = (body: unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([k]) => !NOT_OPTIONS.has(k)));
 
 /** A parsed request's value, or the 400 of its problems in Firecrawl's shape. */
 function valid<T>(parsed: Parsed<T>): T {

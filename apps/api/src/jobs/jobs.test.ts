@@ -276,6 +276,19 @@ describe('POST /jobs', () => {
     });
   });
 
+  it('names every missing field of an empty body at once, queries with name and source', async () => {
+    const res = await f.alice.post('/jobs', {});
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual({
+      name: expect.any(String),
+      source: expect.any(String),
+      queries: 'must have at least one query, unless formats names at least one or extract is given',
+    });
+    // A job that names formats needs no query, whatever else is wrong.
+    const formats = await f.alice.post('/jobs', { formats: ['markdown'] });
+    expect(Object.keys(formats.body.details).sort()).toEqual(['name', 'source']);
+  });
+
   it('accepts proxies only when the operator configured one for the country', async () => {
     const proxied = buildTestApi({
       db: f.tdb.db,

@@ -49,6 +49,9 @@ export type Job = Omit<
   | 'urls'
   | 'extract'
   | 'pageTracking'
+  // The compatible API's own bookkeeping (jobs/compat.ts), not part of a job's view.
+  | 'firecrawlKind'
+  | 'firecrawlOptions'
   // The compatible API's own options, read by it alone (CompatService).
   | 'firecrawl'
   | 'firecrawlCacheKey'

@@ -181,9 +181,9 @@ describe('parseCrawlRequest', () => {
       'the format "branding" is not supported by this service',
     ],
     [
-      { scrapeOptions: { proxy: 'stealth' } },
+      { scrapeOptions: { proxy: 'tor' } },
       'scrapeOptions.proxy',
-      'the proxy "stealth" is not supported by this service',
+      'must be one of basic, auto, stealth, enhanced',
     ],
     [{ scrapeOptions: { url: 'x' } }, 'scrapeOptions.url', 'unknown field'],
     [

@@ -55,10 +55,8 @@ export const UNSUPPORTED_ENDPOINTS: readonly UnsupportedEndpoint[] = [
   { method: 'get', path: '/v2/monitor/:id/checks', feature: 'monitor' },
   { method: 'get', path: '/v2/monitor/:id/checks/:checkId', feature: 'monitor' },
   { method: 'post', path: '/v2/feedback', feature: 'feedback' },
-  ...both('get', '/team/credit-usage', 'team usage'),
   ...both('get', '/team/credit-usage/historical', 'team usage'),
   ...both('get', '/team/token-usage/historical', 'team usage'),
-  ...both('get', '/team/queue-status', 'team usage'),
   { method: 'get', path: '/v2/concurrency-check', feature: 'team usage' },
 ];
 

@@ -206,17 +206,21 @@ describe('formats', () => {
     });
   });
 
-  it('refuses a screenshot viewport and unknown fields of a format object', () => {
+  it('accepts a screenshot viewport and quality with a warning, and refuses unknown fields of a format object', () => {
+    const shot = parsedValue(
+      scrape([{ type: 'screenshot', viewport: { width: 800, height: 600 }, quality: 80 }]),
+    );
+    expect([shot.formats, shot.warnings]).toEqual([['screenshot'], [expect.stringContaining('viewport')]]);
+    expect(parsedValue(scrape([{ type: 'screenshot', fullPage: true }])).warnings).toEqual([]);
     expect(
       detailsOf(
         scrape([
-          { type: 'screenshot', viewport: { width: 800, height: 600 } },
+          { type: 'screenshot', viewport: { width: 800 } },
           { type: 'html', x: 1 },
         ]),
       ),
     ).toEqual({
-      'formats[0].viewport':
-        'a screenshot viewport is not supported by this service: screenshots show the full page',
+      'formats[0].viewport.height': expect.any(String),
       'formats[1].x': 'unknown field',
     });
   });

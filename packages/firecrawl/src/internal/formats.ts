@@ -53,16 +53,15 @@ const MAX_FORMATS = 20;
 const screenshotObject = z.strictObject({
   type: z.literal('screenshot'),
   fullPage: z.boolean().optional(),
-  // A PNG is kept: the quality of a JPEG does not apply.
   quality: z.number().min(1).max(100).optional(),
   viewport: z
-    .unknown()
-    .optional()
-    .refine(
-      (v) => v === undefined,
-      'a screenshot viewport is not supported by this service: screenshots show the full page',
-    ),
+    .strictObject({ width: z.int().min(100).max(7680), height: z.int().min(100).max(4320) })
+    .optional(),
 });
+
+/** Screenshots are full-page PNGs at the renderer's own window: a viewport and a quality are served so. */
+const SCREENSHOT_WARNING =
+  "the screenshot's viewport and quality are not applied by this service: it is a full-page PNG at the renderer's window size";
 
 /** A JSON Schema for the language model: an object, bounded in nesting and size. */
 const modelSchema = z
@@ -138,6 +137,8 @@ export interface ParsedFormats {
   changeTracking: ChangeTrackingOptions | null;
   /** Where in `formats` the changeTracking format is; null without it. */
   changeTrackingAt: number | null;
+  /** What is served a little differently than asked. */
+  warnings: string[];
   /** The attributes format's selectors; empty without it. */
   attributes: AttributeQuery[];
 }
@@ -197,8 +198,15 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
     out.attributes.push(...parsed.data.selectors);
     return name;
   }
-  const schema = type === 'screenshot' ? screenshotObject : z.strictObject({ type: z.string() });
-  const parsed = schema.safeParse(item);
+  if (type === 'screenshot') {
+    const shot = screenshotObject.safeParse(item);
+    if (shot.success && (shot.data.viewport || shot.data.quality !== undefined))
+      out.warnings.push(SCREENSHOT_WARNING);
+    if (shot.success) return name;
+    issues.push(...nestedIssues(shot.error.issues, [at]));
+    return null;
+  }
+  const parsed = z.strictObject({ type: z.string() }).safeParse(item);
   if (parsed.success) return name;
   issues.push(...nestedIssues(parsed.error.issues, [at]));
   return null;
@@ -217,6 +225,7 @@ export const formatsSchema = z
       modelAt: [],
       changeTracking: null,
       changeTrackingAt: null,
+      warnings: [],
       attributes: [],
     };
     const names = items.map((item, at) => readFormat(item, at, issues, out));

@@ -207,6 +207,7 @@ const MAP_OPTIONS: ScrapeOptions = {
     country: null,
     skipTlsVerification: false,
   },
+  warnings: [],
 };
 
 /**

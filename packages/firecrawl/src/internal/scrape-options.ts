@@ -21,43 +21,34 @@ const PROXIES = ['basic', 'auto', 'stealth', 'enhanced'];
 /** v2's default `maxAge` (Firecrawl's: two days); v1's is 0, always fetched. */
 const V2_MAX_AGE_MS = 2 * 24 * 3_600_000;
 
-/** Firecrawl's `proxy`: `basic` and `auto` fetch as this service does; the others are a 400. */
+/** Firecrawl's `proxy`: `basic` and `auto` fetch as this service does; `stealth` and `enhanced` are served so too. */
 const proxySchema = z
   .string()
   .optional()
-  .superRefine((proxy, ctx) => {
-    if (proxy === undefined || proxy === 'basic' || proxy === 'auto') return;
-    ctx.addIssue({
-      code: 'custom',
-      message: PROXIES.includes(proxy)
-        ? `the proxy "${proxy}" is not supported by this service`
-        : `must be one of ${PROXIES.join(', ')}`,
-    });
-  });
+  .refine((proxy) => proxy === undefined || PROXIES.includes(proxy), `must be one of ${PROXIES.join(', ')}`);
+
+const PARSER_TYPES = ['pdf', 'image'];
 
 const tags = z.array(z.string().min(1).max(500)).max(50).default([]);
 
-/** v2 `parsers`: PDFs are always parsed here, so the list must keep `pdf`. */
+/** v2 `parsers`: PDFs are always parsed here; other entries and their options are served with a warning. */
 const parsersSchema = z
-  .array(
-    z.union([
-      z.enum(['pdf', 'image']),
-      z.looseObject({
-        type: z.enum(['pdf', 'image']),
-        pages: onlyBoolean(false, 'documents have no per-page markdown'),
-        pageMarkdown: onlyBoolean(false, 'documents have no per-page markdown'),
-        blocks: onlyBoolean(false, 'documents have no layout blocks'),
-      }),
-    ]),
-  )
+  .array(z.union([z.string().max(50), z.looseObject({ type: z.string().max(50) })]))
   .max(10)
-  .optional()
-  .refine(
-    (parsers) =>
-      parsers === undefined ||
-      parsers.some((p) => p === 'pdf' || (typeof p === 'object' && p.type === 'pdf')),
-    'PDF parsing cannot be turned off in this service: the list must include "pdf"',
-  );
+  .optional();
+
+/** What the parsers asked for that this service does differently. */
+function parserWarnings(parsers: z.output<typeof parsersSchema>): string[] {
+  if (parsers === undefined) return [];
+  const types = parsers.map((p) => (typeof p === 'string' ? p : p.type));
+  const warnings = types
+    .filter((type) => !PARSER_TYPES.includes(type))
+    .map((type) => `the parser "${type}" is not known to this service and is ignored`);
+  if (!types.includes('pdf')) warnings.push('PDFs are always parsed by this service');
+  const options = parsers.some((p) => typeof p === 'object' && Object.keys(p).some((k) => k !== 'type'));
+  if (options) warnings.push("parsers' options are ignored: documents have no per-page markdown or blocks");
+  return warnings;
+}
 
 /** The scrape options both versions share (Firecrawl's names and defaults). */
 const commonFields = {
@@ -126,6 +117,7 @@ const v1Fields = {
 export const scrapeFields = (version: FirecrawlVersion) => (version === 'v1' ? v1Fields : v2Fields);
 
 type CommonOptions = z.output<z.ZodObject<typeof commonFields>> & {
+  parsers?: z.output<typeof parsersSchema>;
   geolocation?: z.output<typeof locationSchema>;
   extract?: z.output<typeof v1JsonOptions>;
   jsonOptions?: z.output<typeof v1JsonOptions>;
@@ -218,6 +210,13 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     renderActions: plan.steps,
     mobile: options.mobile,
     fetch: fetch.settings,
+    warnings: [
+      ...options.formats.warnings,
+      ...(options.proxy === 'stealth' || options.proxy === 'enhanced'
+        ? [`the proxy "${options.proxy}" is served with this service's own proxies, or none`]
+        : []),
+      ...parserWarnings(options.parsers),
+    ],
   };
 }
 

@@ -32,6 +32,7 @@ describe('parseScrapeRequest', () => {
         country: null,
         skipTlsVerification: false,
       },
+      warnings: [],
     });
   });
 
@@ -125,6 +126,27 @@ describe('parseScrapeRequest', () => {
   });
 
   it.each([
+    ['v2', { proxy: 'stealth' }, ['the proxy "stealth" is served with this service\'s own proxies, or none']],
+    [
+      'v1',
+      { proxy: 'enhanced' },
+      ['the proxy "enhanced" is served with this service\'s own proxies, or none'],
+    ],
+    ['v2', { parsers: ['image'] }, ['PDFs are always parsed by this service']],
+    [
+      'v2',
+      { parsers: ['pdf', 'docx', { type: 'pdf', pages: true }] },
+      [
+        'the parser "docx" is not known to this service and is ignored',
+        "parsers' options are ignored: documents have no per-page markdown or blocks",
+      ],
+    ],
+    ['v2', { parsers: ['pdf'] }, []],
+  ] as const)('serves the %s option %j with a warning', (version, fields, warnings) => {
+    expect(parsedValue(scrape(fields, version)).warnings).toEqual(warnings);
+  });
+
+  it.each([
     ['v2', { minAge: 1000 }, 'minAge', 'the option "minAge" is not supported by this service'],
     ['v2', { profile: { name: 'p' } }, 'profile', 'the option "profile" is not supported by this service'],
     ['v2', { useMock: 'x' }, 'useMock', 'the option "useMock" is not supported by this service'],
@@ -167,21 +189,7 @@ describe('parseScrapeRequest', () => {
       'zeroDataRetention',
       'true is not supported by this service: documents are kept until the crawl expires',
     ],
-    ['v2', { proxy: 'stealth' }, 'proxy', 'the proxy "stealth" is not supported by this service'],
-    ['v1', { proxy: 'enhanced' }, 'proxy', 'the proxy "enhanced" is not supported by this service'],
     ['v2', { proxy: 'tor' }, 'proxy', 'must be one of basic, auto, stealth, enhanced'],
-    [
-      'v2',
-      { parsers: ['image'] },
-      'parsers',
-      'PDF parsing cannot be turned off in this service: the list must include "pdf"',
-    ],
-    [
-      'v2',
-      { parsers: [{ type: 'pdf', pages: true }] },
-      'parsers[0].pages',
-      'true is not supported by this service: documents have no per-page markdown',
-    ],
     ['v1', { parsePDF: false }, 'parsePDF', 'false is not supported by this service: PDFs are always parsed'],
     ['v1', { extract: { prompt: 'x', model: 'y' } }, 'extract.model', 'unknown field'],
     [

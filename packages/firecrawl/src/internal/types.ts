@@ -116,6 +116,8 @@ export interface ScrapeOptions {
   /** Firecrawl's `mobile`: the page is rendered as a phone would show it. */
   mobile: boolean;
   fetch: FetchSettings;
+  /** Options served a little differently than asked (stealth proxies, parsers, a viewport): the answer's `warning`. */
+  warnings: string[];
 }
 
 export interface ScrapeRequest extends ScrapeOptions {

@@ -37,6 +37,8 @@ export interface CompatRun {
   extract: boolean;
   /** Its job compares each page with the previous scrape (Firecrawl's changeTracking format). */
   tracking: boolean;
+  /** What made it (`scrape`, `crawl`, …); null for jobs made before kinds were kept. */
+  kind: string | null;
   /** The Firecrawl request's own options as the compatible API stored them (opaque here); null: none. */
   firecrawl: unknown;
   expiresAt: Date;
@@ -128,6 +130,7 @@ export class CompatService {
                 formats: true,
                 extract: true,
                 pageTracking: true,
+                firecrawlKind: true,
                 firecrawl: true,
               },
             },
@@ -144,6 +147,7 @@ export class CompatService {
       formats: formatsSchema.parse(job.formats),
       extract: job.extract !== null,
       tracking: job.pageTracking !== null,
+      kind: job.firecrawlKind,
       firecrawl: job.firecrawl,
       expiresAt,
     };
@@ -277,18 +281,35 @@ export class CompatService {
     return { failed, robots };
   }
 
-  /** The owner's running runs of jobs made through the compatible API, newest first. */
-  async active(owner: Owner, limit = 1000): Promise<{ runId: string; source: string; startedAt: Date }[]> {
+  /** Keeps what made a job (`scrape`, `crawl`, …) and, for a crawl, its options as given. */
+  async describe(jobId: string, kind: string, options: Record<string, unknown> | null = null): Promise<void> {
+    await this.#db.job.update({
+      where: { id: jobId },
+      data: { firecrawlKind: kind, ...(options && { firecrawlOptions: options as object }) },
+    });
+  }
+
+  /** The owner's running runs of compatible-API jobs of `kind`, newest first, with the options kept. */
+  async active(
+    owner: Owner,
+    kind: string,
+    limit = 1000,
+  ): Promise<{ runId: string; source: string; startedAt: Date; options: Record<string, unknown> }[]> {
     const rows = await this.#db.run.findMany({
       where: {
         status: 'running',
-        job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl' },
+        job: { userId: owner.userId, mode: owner.mode, origin: 'firecrawl', firecrawlKind: kind },
       },
-      select: { id: true, startedAt: true, job: { select: { source: true } } },
+      select: { id: true, startedAt: true, job: { select: { source: true, firecrawlOptions: true } } },
       orderBy: { id: 'desc' },
       take: limit,
     });
-    return rows.map((row) => ({ runId: row.id, source: row.job.source, startedAt: row.startedAt }));
+    return rows.map((row) => ({
+      runId: row.id,
+      source: row.job.source,
+      startedAt: row.startedAt,
+      options: (row.job.firecrawlOptions ?? {}) as Record<string, unknown>,
+    }));
   }
 
   /** The URLs the run found so far (pages of its frontier), in the order found, with their status. */

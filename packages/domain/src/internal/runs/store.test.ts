@@ -3,6 +3,7 @@ import { newId } from '@scrapejobs/db';
 import { MAX_RECORDS_LIMIT } from '@scrapejobs/extraction';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database.ts';
 import { recordCount, storedRecords } from '../../../../../test/support/records.ts';
+import { UsageService } from '../accounts/usage.ts';
 import { jobWebhookRow } from '../webhooks/firecrawl.ts';
 import { type ClaimedUrl, Frontier } from './frontier.ts';
 import { type FoundUrl, type PageRows, RunStore, type UrlOutcome } from './store.ts';
@@ -269,6 +270,25 @@ describe('RunStore', () => {
     expect(await runOf(runId)).toEqual(
       expect.objectContaining({ successfulUrls: 1, failedUrls: 1, totalUrls: 3 }),
     );
+  });
+
+  it("counts the account's pages stored successfully this month, kept when the run is deleted", async () => {
+    const other = await tdb.db.user.create({ data: { id: newId('usr'), email: 'usage@example.com' } });
+    const { jobId, runId } = await runningRun('https://example.com/u[1-3]', crawl(100));
+    await tdb.db.job.update({ where: { id: jobId }, data: { userId: other.id } });
+    const usage = new UsageService(tdb.db);
+    expect((await usage.month(other.id)).pages).toBe(0);
+    const [a, b, c] = await frontier.claim(runId, 3, LEASE_MS);
+    await store.saveBatch(runId, { pages: [rowsOf(a!)], outcomes: [ok(a!), failed(b!)], found: [] });
+    await store.saveBatch(runId, { pages: [rowsOf(c!)], outcomes: [ok(c!)], found: [] });
+    // A worker that lost its claim writes nothing, and counts nothing.
+    await store.saveBatch(runId, { pages: [rowsOf(c!)], outcomes: [ok(c!)], found: [] });
+    await tdb.db.job.delete({ where: { id: jobId } });
+    const month = await usage.month(other.id);
+    expect(month.pages).toBe(2);
+    expect(month.monthStart.getUTCDate()).toBe(1);
+    expect(month.monthEnd.getTime()).toBeGreaterThan(Date.now());
+    expect(month.lastPageAt).toEqual(expect.any(Date));
   });
 
   it('keeps the failure of the lowest URL, whatever order batches come in', async () => {

@@ -636,6 +636,15 @@ export class RunStore {
                   SET etag = excluded.etag, last_modified = excluded.last_modified, body_hash = excluded.body_hash,
                       settings_hash = excluded.settings_hash, source_run_id = excluded.source_run_id,
                       source_seq = excluded.source_seq, links = excluded.links),
+             -- The account's pages this month (docs/api.md §18, /team/credit-usage), kept when runs expire.
+             usage AS (
+               INSERT INTO account_usage AS a (user_id, month, pages, last_page_at)
+               SELECT j.user_id, date_trunc('month', now() AT TIME ZONE 'UTC')::date, s.pages, now() AT TIME ZONE 'UTC'
+                 FROM r JOIN jobs j ON j.id = r.job_id,
+                      (SELECT count(*) AS pages FROM done WHERE kind = 'page' AND status = 'success') s
+                WHERE s.pages > 0
+               ON CONFLICT (user_id, month)
+               DO UPDATE SET pages = a.pages + excluded.pages, last_page_at = excluded.last_page_at),
              lowest AS (
                SELECT seq, error_code, error_message FROM done
                 WHERE kind = 'page' AND status = 'failed' ORDER BY seq LIMIT 1)

@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Firecrawl from '@mendable/firecrawl-js';
+import request from 'supertest';
+import { buildTestApi } from '../support/api.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
+import { testPrefix } from '../support/redis.ts';
+import { startSite } from '../support/site.ts';
+
+// What integrations built for Firecrawl call besides scrape and crawl (docs/api.md §18, contract
+// section 26), through Firecrawl's own JavaScript SDK and raw requests, against the real API
+// (listening on a port) and a real scraper worker, on a local site.
+
+let tdb: TestDatabase;
+let api: ReturnType<typeof buildTestApi>;
+let server: Server;
+let base: string;
+let worker: Proc;
+let site: Awaited<ReturnType<typeof startSite>>;
+const prefix = testPrefix();
+const KEY = randomBytes(32);
+/** ACCOUNT_MONTHLY_CREDITS of this API. */
+const QUOTA = 1000;
+
+const page = (n: number) => `<!doctype html><html lang="en"><head><title>Page ${n}</title></head><body>
+<main><h1>Topic ${n}</h1><p>Topic ${n} in a few sentences, and a link to the <a href="/p/${n + 1}">next topic</a>.</p></main></body></html>`;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  server = createServer((req, res) => api.app(req, res));
+  server.on('upgrade', (req, socket, head) => api.app.upgrade(req, socket, head));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  api = buildTestApi({
+    db: tdb.db,
+    prefix: prefix.prefix,
+    publicBaseUrl: base,
+    webhooks: { WEBHOOK_SECRET_KEY: KEY, ALLOW_PRIVATE_NETWORK_TARGETS: true },
+    env: { ACCOUNT_MONTHLY_CREDITS: QUOTA },
+  });
+  site = await startSite((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const n = /^\/p\/(\d+)$/.exec(path)?.[1];
+    if (!n || Number(n) > 50) return false;
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end(page(Number(n)));
+    return true;
+  });
+  worker = startApp('scraper-worker', scraperWorkerEnv(tdb.url, prefix.prefix));
+  await worker.waitForLog((l) => l.msg === 'scraper worker started');
+});
+
+afterAll(async () => {
+  await worker.kill('SIGTERM');
+  await new Promise((resolve) => server.close(resolve));
+  await api.close();
+  await site.close();
+  await tdb.drop();
+  await prefix.cleanup();
+});
+
+/** A new account's key and the SDK with it. */
+async function account(email: string) {
+  const { token } = await api.keys.create({
+    email,
+    mode: 'test',
+    scopes: ['jobs:read', 'jobs:write'],
+    name: 'k',
+  });
+  const raw = {
+    get: (path: string) => request(base).get(path).set('Authorization', `Bearer ${token}`),
+    post: (path: string, body: object) =>
+      request(base).post(path).set('Authorization', `Bearer ${token}`).send(body),
+  };
+  return { token, sdk: new Firecrawl({ apiKey: token, apiUrl: base }), raw };
+}
+
+describe('team usage', () => {
+  it("reports the account's pages this month as credits used against the operator's quota, in v2 and v1", async () => {
+    const { sdk, raw } = await account('usage@example.com');
+    const before = await sdk.getCreditUsage();
+    expect(before).toMatchObject({ remainingCredits: QUOTA, planCredits: QUOTA });
+    const start = new Date(before.billingPeriodStart!);
+    expect([start.getUTCDate(), start.getUTCHours()]).toEqual([1, 0]);
+    expect(new Date(before.billingPeriodEnd!).getTime()).toBeGreaterThan(Date.now());
+
+    await sdk.scrape(`${site.url}/p/1`, { formats: ['markdown'] });
+    await sdk.scrape(`${site.url}/p/2`, { formats: ['markdown'] });
+    expect((await sdk.getCreditUsage()).remainingCredits).toBe(QUOTA - 2);
+    const v1 = await raw.get('/v1/team/credit-usage');
+    expect(v1.status).toBe(200);
+    expect(v1.body.data).toMatchObject({
+      remaining_credits: QUOTA - 2,
+      plan_credits: QUOTA,
+      credits_used: 2,
+    });
+    // Another account's pages are its own.
+    const other = await account('usage-other@example.com');
+    expect((await other.sdk.getCreditUsage()).remainingCredits).toBe(QUOTA);
+
+    const queue = await sdk.getQueueStatus();
+    expect(queue).toMatchObject({
+      success: true,
+      jobsInQueue: 0,
+      activeJobsInQueue: 0,
+      waitingJobsInQueue: 0,
+      maxConcurrency: 64,
+    });
+    expect(Date.now() - new Date(queue.mostRecentSuccess!).getTime()).toBeLessThan(3_600_000);
+    expect((await other.sdk.getQueueStatus()).mostRecentSuccess).toBeNull();
+  });
+});
+
+describe('scrapes and crawls by id', () => {
+  it('reads a scrape again by the id in its metadata, and only a scrape', async () => {
+    const { sdk, raw } = await account('scrape-id@example.com');
+    const doc = await sdk.scrape(`${site.url}/p/3`, { formats: ['markdown'] });
+    const id = doc.metadata?.scrapeId;
+    expect(id).toMatch(/^run_/);
+    const again = await raw.get(`/v2/scrape/${id}`);
+    expect(again.status).toBe(200);
+    expect(again.body.data.markdown).toBe(doc.markdown);
+    expect(again.body.data.metadata).toMatchObject({ scrapeId: id, sourceURL: `${site.url}/p/3` });
+    const crawl = await sdk.startCrawl(`${site.url}/p/1`, { limit: 1 });
+    const notScrape = await raw.get(`/v2/scrape/${crawl.id}`);
+    expect(notScrape.status).toBe(404);
+    expect(notScrape.body.success).toBe(false);
+    const other = await account('scrape-id-other@example.com');
+    expect((await other.raw.get(`/v2/scrape/${id}`)).status).toBe(404);
+  });
+
+  it('lists ongoing crawls with their options at crawl/ongoing and crawl/active, v1 too', async () => {
+    const { sdk, raw } = await account('ongoing@example.com');
+    const started = await sdk.startCrawl(`${site.url}/p/1`, {
+      limit: 5,
+      delay: 2,
+      sitemap: 'skip',
+      excludePaths: ['^/private/'],
+      scrapeOptions: { formats: ['markdown'] },
+    });
+    const options = {
+      limit: 5,
+      delay: 2,
+      sitemap: 'skip',
+      excludePaths: ['^/private/'],
+      scrapeOptions: expect.objectContaining({ formats: ['markdown'] }),
+    };
+    const active = await sdk.getActiveCrawls();
+    expect(active.crawls).toEqual([
+      {
+        id: started.id,
+        teamId: expect.any(String),
+        url: `${site.url}/p/1`,
+        options: expect.objectContaining(options),
+      },
+    ]);
+    for (const path of ['/v2/crawl/ongoing', '/v1/crawl/active']) {
+      const res = await raw.get(path);
+      expect(res.status).toBe(200);
+      expect(res.body.crawls.map((c: { id: string }) => c.id)).toEqual([started.id]);
+    }
+    // Another account sees none of them.
+    const other = await account('ongoing-other@example.com');
+    expect((await other.sdk.getActiveCrawls()).crawls).toEqual([]);
+    expect(await sdk.cancelCrawl(started.id)).toBe(true);
+    expect((await sdk.getActiveCrawls()).crawls).toEqual([]);
+  });
+});
+
+describe('the crawl watcher', () => {
+  it('streams a crawl over the WebSocket the SDK opens: every page once, then done', async () => {
+    const { sdk } = await account('watcher@example.com');
+    const started = await sdk.startCrawl(`${site.url}/p/1`, {
+      limit: 4,
+      sitemap: 'skip',
+      crawlEntireDomain: true,
+    });
+    const watcher = sdk.watcher(started.id, { kind: 'crawl', pollInterval: 1 });
+    const urls: string[] = [];
+    const ends: { status: string; completed?: number }[] = [];
+    watcher.on('document', (doc: { metadata?: { sourceURL?: string } }) =>
+      urls.push(doc.metadata?.sourceURL ?? ''),
+    );
+    watcher.on('done', (end: { status: string; completed?: number }) => ends.push(end));
+    watcher.on('error', (end: { status: string }) => ends.push(end));
+    await watcher.start();
+    expect(ends).toEqual([expect.objectContaining({ status: 'completed', completed: 4 })]);
+    expect(urls.sort()).toEqual([1, 2, 3, 4].map((n) => `${site.url}/p/${n}`).sort());
+  });
+
+  it('sends an error for an unknown key or crawl, and the SDK stops', async () => {
+    const { sdk } = await account('watcher-bad@example.com');
+    const errors: { error?: string }[] = [];
+    const unknown = sdk.watcher('run_00000000000000000000000000', { kind: 'crawl', pollInterval: 1 });
+    unknown.on('error', (e: { error?: string }) => errors.push(e));
+    await unknown.start();
+    const badKey = new Firecrawl({ apiKey: 'sk_test_nope', apiUrl: base }).watcher(
+      'run_00000000000000000000000000',
+      { kind: 'crawl', pollInterval: 1 },
+    );
+    badKey.on('error', (e: { error?: string }) => errors.push(e));
+    await badKey.start();
+    expect(errors.map((e) => e.error)).toEqual([
+      expect.stringMatching(/not found/i),
+      expect.stringMatching(/key/),
+    ]);
+  });
+});
