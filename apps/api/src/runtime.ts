@@ -34,7 +34,6 @@ import {
   runEndsHeard,
   runStartChannel,
 } from '@scrapejobs/queues';
-import type express from 'express';
 import type { Redis } from 'ioredis';
 import { type ApiApp, type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
