@@ -5,7 +5,7 @@ import Firecrawl from '@mendable/firecrawl-js';
 import request from 'supertest';
 import { buildTestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
+import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
 import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
 
@@ -193,18 +193,24 @@ describe('the crawl watcher', () => {
   it('sends an error for an unknown key or crawl, and the SDK stops', async () => {
     const { sdk } = await account('watcher-bad@example.com');
     const errors: { error?: string }[] = [];
+    const ends: { status: string }[] = [];
     const unknown = sdk.watcher('run_00000000000000000000000000', { kind: 'crawl', pollInterval: 1 });
     unknown.on('error', (e: { error?: string }) => errors.push(e));
+    unknown.on('done', (e: { status: string }) => ends.push(e));
     await unknown.start();
     const badKey = new Firecrawl({ apiKey: 'sk_test_nope', apiUrl: base }).watcher(
       'run_00000000000000000000000000',
       { kind: 'crawl', pollInterval: 1 },
     );
     badKey.on('error', (e: { error?: string }) => errors.push(e));
+    badKey.on('done', (e: { status: string }) => ends.push(e));
     await badKey.start();
+    await until(async () => ends.length === 2, 5_000, 50);
     expect(errors.map((e) => e.error)).toEqual([
       expect.stringMatching(/not found/i),
       expect.stringMatching(/key/),
     ]);
+    // Each watcher stopped at the failed status rather than polling on.
+    expect(ends.map((e) => e.status)).toEqual(['failed', 'failed']);
   });
 });

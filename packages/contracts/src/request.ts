@@ -18,8 +18,11 @@ const REFUSED = new Set([
 
 const noLineBreak = (s: string) => !/[\r\n]/.test(s);
 const LINE_BREAK = 'must not contain CR or LF';
+/** What HTTP can carry in a field value (RFC 9110 field-vchar, obs-text, spaces and tabs). */
+const fieldText = (s: string) => /^[\t\x20-\x7e\x80-\xff]*$/.test(s);
+const FIELD_TEXT = 'must hold only printable ASCII or Latin-1 characters, spaces and tabs (RFC 9110)';
 
-const headerValue = z.string().max(4096).refine(noLineBreak, LINE_BREAK);
+const headerValue = z.string().max(4096).refine(noLineBreak, LINE_BREAK).refine(fieldText, FIELD_TEXT);
 
 // A record schema skips a `__proto__` key without a word: refused here, at its path, instead.
 const headersSchema = z.preprocess(
@@ -56,7 +59,8 @@ const cookieSchema = z.strictObject({
   value: z
     .string()
     .max(4096)
-    .refine((s) => !/[\r\n;]/.test(s), 'must not contain CR, LF or ;'),
+    .refine((s) => !/[\r\n;]/.test(s), 'must not contain CR, LF or ;')
+    .refine(fieldText, FIELD_TEXT),
   domain: z
     .string()
     .min(1)
@@ -83,7 +87,14 @@ export const requestSchema = z.strictObject({
     })
     .nullable()
     .default(null),
-  user_agent: z.string().min(1).max(512).refine(noLineBreak, LINE_BREAK).nullable().default(null),
+  user_agent: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine(noLineBreak, LINE_BREAK)
+    .refine(fieldText, FIELD_TEXT)
+    .nullable()
+    .default(null),
   skip_tls_verification: z
     .boolean()
     .default(false)

@@ -69,8 +69,11 @@ async function watch(
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
   const send = (message: object) => ws.send(JSON.stringify(message));
+  // The SDK reports the error, then stops at the failed status; on a close alone it would fall back
+  // to polling an address that cannot answer, without end.
   const fail = (error: string) => {
     send({ type: 'error', error });
+    send({ status: 'failed', completed: 0, total: 0 });
     ws.close(1000);
   };
   const token = ws.protocol;

@@ -129,6 +129,8 @@ describe('the request field', () => {
     ['Connection', { headers: { Connection: 'close' } }, 'request.headers.Connection'],
     ['a name that is no token', { headers: { 'X Bad': 'a' } }, 'request.headers.X Bad'],
     ['CR LF in a value', { headers: { 'X-A': 'a\r\nX-Injected: 1' } }, 'request.headers.X-A'],
+    ['a character HTTP cannot carry', { headers: { 'X-A': 'right\u202eleft' } }, 'request.headers.X-A'],
+    ['a lone surrogate', { headers: { 'X-A': '\ud800' } }, 'request.headers.X-A'],
     ['an oversized value', { headers: { 'X-A': long } }, 'request.headers.X-A'],
     [
       '51 headers',
@@ -182,6 +184,8 @@ describe('render_config actions and screenshot', () => {
         { type: 'scroll', to: 'bottom', times: 1 },
       ],
       screenshot: true,
+      mode: 'always',
+      block_resources: null,
     });
     expect((await alice.post('/jobs', render({}))).body.render_config).toEqual(
       expect.objectContaining({ actions: [], screenshot: false }),

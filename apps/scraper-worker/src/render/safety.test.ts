@@ -46,10 +46,10 @@ beforeAll(async () => {
             try { new WebSocket('ws://${b()}/socket').onerror = () => add('socket refused'); } catch { add('socket refused'); }
           </script>`,
         );
-      case '/webrtc': // gathers ICE candidates for 1 s while the slow image holds "load" back
+      case '/webrtc': // gathers ICE candidates for 1 s while the slow script holds "load" back
         return html(
           res,
-          `<ul id="list"></ul><img src="/slow.gif"><script>
+          `<ul id="list"></ul><script async src="/slow.js"></script><script>
             const pc = new RTCPeerConnection({ iceServers: [] });
             const found = [];
             pc.onicecandidate = (e) => { if (e.candidate) found.push(e.candidate.candidate); };
@@ -62,8 +62,8 @@ beforeAll(async () => {
             }, 1000);
           </script>`,
         );
-      case '/slow.gif':
-        return void setTimeout(() => res.writeHead(200, { 'content-type': 'image/gif' }).end(), 1300);
+      case '/slow.js': // images are not loaded for a render without a screenshot: a script holds "load"
+        return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/javascript' }).end(), 1300);
       case '/redirect':
         res.writeHead(302, { location: `http://${b()}/landing` });
         return void res.end();

@@ -108,7 +108,7 @@ export async function giveBackUnchanged(
   await client.query({
     name: 'runs-unchanged-back',
     text: `WITH back AS (
-             UPDATE run_urls u SET status = 'pending', lease_until = NULL, alone_claim = NULL
+             UPDATE run_urls u SET status = 'pending', lease_until = NULL
                FROM unnest($2::int[], $3::int[]) AS h(seq, claims)
               WHERE u.run_id = $1 AND u.seq = h.seq AND u.claims = h.claims AND u.status = 'active'
               RETURNING u.kind, u.url_key),
