@@ -3,7 +3,8 @@ import { Output } from './limits.ts';
 import type { ContentView } from './main-content.ts';
 import { resolveSrcset, resolveUrl, runsScript } from './urls.ts';
 
-const VOID = new Set([
+/** Elements without content or end tag (HTML's void elements). */
+export const VOID = new Set([
   'area',
   'base',
   'br',

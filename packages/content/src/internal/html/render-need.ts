@@ -1,4 +1,5 @@
 import { Parser } from 'htmlparser2';
+import { VOID } from './clean-html.ts';
 
 /**
  * Why a page fetched without a browser needs one (docs/api.md §23), by the rules below, in the
@@ -130,19 +131,3 @@ export function plainPageSignals(html: string): PlainPageSignals {
             : 'little_text';
   return { scripts, mainTextChars: mainText, signal };
 }
-
-const VOID = new Set([
-  'area',
-  'base',
-  'br',
-  'col',
-  'embed',
-  'hr',
-  'img',
-  'input',
-  'link',
-  'meta',
-  'source',
-  'track',
-  'wbr',
-]);
