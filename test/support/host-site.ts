@@ -1,8 +1,9 @@
 // A target site that keeps the time line of its requests, for the tests of politeness toward
 // target hosts (docs/api.md §19): when each request arrived and when its answer went out, and how
 // many were in flight at once.
-import type { ServerResponse } from 'node:http';
-import { listPage, startSite } from './site.ts';
+import { Worker } from 'node:worker_threads';
+import type { FromThread, ToThread } from './host-site-thread.ts';
+import { listPage } from './site.ts';
 
 export interface Visit {
   path: string;
@@ -21,7 +22,7 @@ export interface Answer {
   headers?: Record<string, string>;
   /** By default a list page titled with the path. */
   body?: string;
-  /** Answers this many ms late. */
+  /** Answers this many ms after the request arrived. */
   delayMs?: number;
   /** Never answers: the request is held until `release()` or `close()`. */
   hold?: boolean;
@@ -32,48 +33,54 @@ export type Route = (path: string, nth: number, index: number) => Answer;
 
 export type HostSite = Awaited<ReturnType<typeof startHostSite>>;
 
-/** A local site answering as `route` says, every request recorded as a `Visit`. */
+/**
+ * A local site answering as `route` says, every request recorded as a `Visit`. Its server runs in
+ * a thread (host-site-thread.ts) that times every arrival and answer; `visits` follows it.
+ */
 export async function startHostSite(route: Route = () => ({})) {
   const visits: Visit[] = [];
+  const byId = new Map<number, Visit>();
   const perPath = new Map<string, number>();
-  const held: ServerResponse[] = [];
   const flight = { now: 0, peak: 0 };
-  const site = await startSite((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://site').pathname;
-    const nth = (perPath.get(path) ?? 0) + 1;
-    perPath.set(path, nth);
-    const visit: Visit = { path, nth, start: Date.now() };
-    visits.push(visit);
-    flight.now++;
-    flight.peak = Math.max(flight.peak, flight.now);
-    const over = () => {
-      if (visit.end !== undefined) return;
-      visit.end = Date.now();
-      flight.now--;
-    };
-    res.on('close', over);
-    const answer = route(path, nth, visits.length - 1);
-    if (answer.hold) {
-      held.push(res);
-      return true;
-    }
-    const send = () => {
-      if (res.destroyed) return;
-      visit.status = answer.status ?? 200;
-      res.statusCode = visit.status;
-      res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-      // Counted as over once sent: its client cannot have read it any earlier.
-      over();
-      res.end(answer.body ?? listPage(path, 2));
-    };
-    if (answer.delayMs) setTimeout(send, answer.delayMs);
-    else send();
-    return true;
+  const thread = new Worker(new URL('./host-site-thread.ts', import.meta.url));
+  thread.unref();
+  const send = (message: ToThread) => thread.postMessage(message);
+  let closed: (() => void) | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    thread.once('error', reject);
+    thread.on('message', (message: FromThread) => {
+      if (message.type === 'listening') resolve(message.port);
+      else if (message.type === 'closed') closed?.();
+      else if (message.type === 'arrived') {
+        const nth = (perPath.get(message.path) ?? 0) + 1;
+        perPath.set(message.path, nth);
+        const visit: Visit = { path: message.path, nth, start: message.start };
+        visits.push(visit);
+        byId.set(message.id, visit);
+        Object.assign(flight, { now: message.inFlight, peak: message.peak });
+        const answer = route(message.path, nth, visits.length - 1);
+        if (answer.hold) send({ type: 'hold', id: message.id });
+        else
+          send({
+            type: 'answer',
+            id: message.id,
+            status: answer.status ?? 200,
+            headers: answer.headers ?? {},
+            body: answer.body ?? listPage(message.path, 2),
+            delayMs: answer.delayMs ?? 0,
+          });
+      } else {
+        const visit = byId.get(message.id)!;
+        byId.delete(message.id);
+        visit.end = message.end;
+        if (message.status !== undefined) visit.status = message.status;
+        flight.now = message.inFlight;
+      }
+    });
   });
   return {
-    url: site.url,
-    port: site.port,
+    url: `http://127.0.0.1:${port}`,
+    port,
     visits,
     /** Requests in flight now. */
     inFlight: () => flight.now,
@@ -81,11 +88,14 @@ export async function startHostSite(route: Route = () => ({})) {
     peak: () => flight.peak,
     /** Ends the held requests without an answer. */
     release() {
-      for (const res of held.splice(0)) res.destroy();
+      send({ type: 'release' });
     },
-    close() {
-      for (const res of held.splice(0)) res.destroy();
-      return site.close();
+    async close() {
+      await new Promise<void>((resolve) => {
+        closed = resolve;
+        send({ type: 'close' });
+      });
+      await thread.terminate();
     },
   };
 }
