@@ -1,6 +1,6 @@
 /**
  * Rendering benchmark: pages per minute through the scraper worker's Renderer (Chromium via
- * puppeteer-cluster, every request through the safety proxy) on a local site of ~80 KB pages
+ * puppeteer, every request through the safety proxy) on a local site of ~80 KB pages
  * with a little JavaScript. Run: `pnpm exec node bench/render.ts [--seconds 30]
  * [--concurrency 2] [--wait load] [--actions 0|3]`. With `--actions 3` each page runs three
  * render actions before its DOM is read (docs/api.md §14): a click on a "load more" button, a
@@ -11,13 +11,12 @@
  * renders every page. Every page is checked for its items. Prints a JSON summary, then a
  * Markdown line.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { plainPageSignals } from '@scrapejobs/content';
 import type { RenderAction } from '@scrapejobs/contracts';
 import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
-import { cpuModel, parseOptions, productItems, sampleAt } from './support.ts';
+import { ITEMS, isScripted, page, products, renderedPageError, startRenderSite } from './render-site.ts';
+import { cpuModel, parseOptions, sampleAt } from './support.ts';
 
 const args = parseOptions({
   seconds: '30',
@@ -26,12 +25,16 @@ const args = parseOptions({
   actions: '0',
   mode: 'always',
   'js-every': '0',
+  // With --pages, exactly that many pages after the warm-up instead of --seconds.
+  pages: undefined,
+  // Another process's site (bench/render-vs-crawlee.ts) instead of one of this process's own.
+  origin: undefined,
 });
 const MODE = args.mode;
 if (MODE !== 'always' && MODE !== 'auto') throw new Error('--mode is always or auto');
 const JS_EVERY = Number(args['js-every']);
 /** Whether page n is an application shell, built by script. */
-const scripted = (n: number) => JS_EVERY > 0 && n % JS_EVERY === 0;
+const scripted = (n: number) => isScripted(JS_EVERY, n);
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
 const WAIT = args.wait as WaitStrategy;
@@ -45,53 +48,10 @@ const ACTIONS: RenderAction[] =
     : [];
 if (args.actions !== '0' && args.actions !== '3') throw new Error('--actions is 0 or 3');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ITEMS = 400;
 const WARMUP_PAGES = 6;
 
-function page(n: number): string {
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Catalogue ${n}</title>
-<link rel="stylesheet" href="/site.css"><script defer src="/site.js"></script></head>
-<body><header><h1>Catalogue ${n}</h1></header>
-<main><ul id="products">
-${productItems(ITEMS)}
-</ul><ul id="extra"></ul>
-<button id="more" onclick="const li = document.createElement('li'); li.className = 'more'; li.textContent = 'more ${n}'; document.getElementById('extra').append(li)">Load more</button></main>
-<script>setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
-</body></html>`;
-}
-
-/** An application shell: an empty root, the same 400 items built by script from inline state. */
-function shell(n: number): string {
-  const state = Array.from({ length: ITEMS }, (_, i) => ({
-    id: i,
-    title: `Product number ${i}`,
-    price: (i * 1.37).toFixed(2),
-  }));
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Catalogue ${n}</title><link rel="stylesheet" href="/site.css"></head>
-<body><div id="root"></div>
-<script>window.__STATE__ = ${JSON.stringify({ n, items: state })};
-const s = window.__STATE__; const root = document.getElementById('root');
-root.innerHTML = '<header><h1>Catalogue ' + s.n + '</h1></header><main><ul id="products">' + s.items.map((p) =>
-  '<li class="prod' + 'uct" data-id="' + p.id + '"><a class="title" href="/products/' + p.id + '">' + p.title + '</a> <span class="price">$' + p.price + '</span></li>').join('') + '</ul><ul id="extra"></ul></main>';
-setTimeout(() => { document.getElementById('extra').innerHTML = '<li>added ${n}</li>'; }, 10);</script>
-</body></html>`;
-}
-
-const CSS = 'body { font-family: sans-serif } .price { color: #070 } li { margin: 2px 0 }';
-const JS = `document.querySelectorAll('li.product').forEach((li, i) => { if (i % 2) li.classList.add('odd'); });`;
-
-const server = http.createServer((req, res) => {
-  const url = req.url ?? '/';
-  if (url === '/site.css') return void res.writeHead(200, { 'content-type': 'text/css' }).end(CSS);
-  if (url === '/site.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(JS);
-  if (url === '/favicon.ico') return void res.writeHead(404).end();
-  const n = Number(url.split('/').pop()) || 0;
-  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(scripted(n) ? shell(n) : page(n));
-});
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const site = args.origin ? null : await startRenderSite(JS_EVERY);
+const origin = args.origin ?? site?.origin ?? '';
 
 const renderer = await Renderer.start({
   concurrency: CONCURRENCY,
@@ -100,8 +60,6 @@ const renderer = await Renderer.start({
 });
 let next = 0;
 let rendered = 0;
-// Scripts mark every other item `product odd`; the shell's own code spells the class in two parts.
-const products = (html: string) => html.split('<li class="product').length - 1;
 const renderOne = async () => {
   const n = next++;
   const url = `${origin}/page/${n}`;
@@ -119,10 +77,12 @@ const renderOne = async () => {
     waitStrategy: WAIT,
     waitTimeoutMs: 30_000,
     actions: ACTIONS,
+    // One job's pages: the worker keeps a context and page per job (docs/api.md §23).
+    isolationKey: 'bench-job',
   });
   rendered++;
-  if (!result.html.includes(`<li>added ${n}</li>`)) throw new Error(`page ${n} lacks its script-made item`);
-  if (products(result.html) !== ITEMS) throw new Error(`page ${n} lacks its items`);
+  const wrong = renderedPageError(result.html, n);
+  if (wrong) throw new Error(wrong);
   if (ACTIONS.length > 0 && !result.html.includes(`>more ${n}</li>`))
     throw new Error(`page ${n} lacks the item its click added`);
 };
@@ -135,9 +95,11 @@ let errors = 0;
 rendered = 0;
 const start = performance.now();
 const endAt = start + SECONDS * 1000;
+const lastPage = args.pages === undefined ? Number.POSITIVE_INFINITY : WARMUP_PAGES + Number(args.pages);
+const more = () => (args.pages === undefined ? performance.now() < endAt : next < lastPage);
 // Twice as many callers as pages in flight, so the cluster's queue is never empty.
 const caller = async () => {
-  while (performance.now() < endAt) {
+  while (more()) {
     const t = performance.now();
     try {
       await renderOne();
@@ -151,7 +113,7 @@ await Promise.all(Array.from({ length: CONCURRENCY * 2 }, caller));
 const elapsed = (performance.now() - start) / 1000;
 const stats = renderer.stats();
 await renderer.close();
-server.close();
+site?.close();
 
 latencies.sort((a, b) => a - b);
 const at = (q: number) => Math.round(sampleAt(latencies, q));
@@ -176,6 +138,8 @@ const summary = {
   cores: os.availableParallelism(),
 };
 console.log(JSON.stringify(summary, null, 2));
+// For bench/render-vs-crawlee.ts, which runs this script as a child.
+console.log(`RESULT ${JSON.stringify(summary)}`);
 console.log(
   `\n| ${MODE} (${WAIT}, concurrency ${CONCURRENCY}, ${Math.round(summary.page.bytes / 1024)} KB page, ${ACTIONS.length} actions, JS every ${JS_EVERY || '—'}) | ${pagesPerMinute} pages/min | ${rendered} rendered | p50 ${summary.msPerRender.p50} ms | p95 ${summary.msPerRender.p95} ms | ${errors} errors | ${summary.cores} cores |`,
 );

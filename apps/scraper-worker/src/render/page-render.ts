@@ -1,5 +1,5 @@
 import type { RenderAction } from '@scrapejobs/contracts';
-import type { HTTPResponse, Page } from 'puppeteer';
+import type { HTTPRequest, HTTPResponse, Page } from 'puppeteer';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 import { runActions, type ScriptReturn } from './actions.ts';
 import { abortReason, RenderError } from './errors.ts';
@@ -27,6 +27,12 @@ export interface RenderRequest {
   actions?: readonly RenderAction[];
   /** A full-page PNG after the actions. */
   screenshot?: boolean;
+  /**
+   * Renders with the same key may share a browser context and page, one after another (the
+   * renderer adds the render's settings to it); without one the render gets a context of its own.
+   * Never the same for two users (docs/api.md §23).
+   */
+  isolationKey?: string;
   /**
    * Refuse what the DOM does not need beyond images, fonts and media (refused unless a screenshot
    * is asked): style sheets, beacons and other requests of no document (render_config.block_resources).
@@ -56,7 +62,10 @@ const READ_RESERVE_MS = 2_000;
 const MAX_REDIRECTS = 5;
 const MAX_HTML_BYTES = 10 * 1024 * 1024;
 
-/** One render as the cluster carries it; `page` is set while a page works on it. */
+/** Pages told to accept bad certificates (once, a kept page stays so). */
+const ignoresCertificates = new WeakSet<Page>();
+
+/** One render as the renderer carries it; `page` is set while a page works on it. */
 export interface PageJob {
   req: RenderRequest;
   aborted: boolean;
@@ -75,15 +84,20 @@ export async function renderInPage(
 ): Promise<RenderedPage> {
   const { req } = job;
   lease.useUpstream(req.proxyUrl);
+  // A kept page's listener heard the last render's refusals.
+  lease.events.length = 0;
   const navigations: URL[] = [];
+  const inFlight = new Set<HTTPRequest>();
   page.on('request', (request) => {
+    inFlight.add(request);
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
       const url = URL.parse(request.url());
       if (url) navigations.push(url);
     }
   });
-  // An unanswered alert() would hold the page until the timeout.
-  page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+  const finished = (request: HTTPRequest) => void inFlight.delete(request);
+  page.on('requestfinished', finished);
+  page.on('requestfailed', finished);
   const navTimeout = req.waitTimeoutMs > 0 ? req.waitTimeoutMs : ZERO_WAIT_CAP_MS;
   const deadlineAt = Date.now() + navTimeout + CONTENT_GRACE_MS;
   const checkDocument = (response: HTTPResponse | null) => {
@@ -101,9 +115,12 @@ export async function renderInPage(
         keepMedia: req.screenshot === true,
         extras: req.blockResources === true,
       });
-      // The page's own session: the page's context (one per render) alone accepts bad certificates.
-      if (req.request?.skipTlsVerification)
+      // The page's own session: the page's context (this render's, or kept for renders of the same
+      // job and settings) alone accepts bad certificates.
+      if (req.request?.skipTlsVerification && !ignoresCertificates.has(page)) {
         await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
+        ignoresCertificates.add(page);
+      }
       response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);
@@ -124,7 +141,8 @@ export async function renderInPage(
         response = navigated.response ?? response;
       }
     }
-    await domSettled(page, Math.min(navTimeout, deadlineAt - READ_RESERVE_MS - Date.now())).catch((err) => {
+    const settleMs = Math.min(navTimeout, deadlineAt - READ_RESERVE_MS - Date.now());
+    await domSettled(page, settleMs, () => inFlight.size).catch((err) => {
       // A page may break the wait (its own MutationObserver replaced): it is read as it is.
       const interrupted = interruption(err, page, job);
       if (interrupted) throw interrupted;
@@ -154,6 +172,9 @@ export async function renderInPage(
     return await Promise.race([work(), deadline]);
   } finally {
     clearTimeout(timer);
+    // The page may be kept for the key's next render: this render's handlers leave with it.
+    for (const event of ['request', 'requestfinished', 'requestfailed'] as const)
+      page.removeAllListeners(event);
   }
 }
 

@@ -1,11 +1,9 @@
 import type { LookupFunction } from 'node:net';
-import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer';
-import { Cluster } from 'puppeteer-cluster';
 import { addressPolicy } from '../fetch/address.ts';
-import { isolatedContexts } from './contexts.ts';
 import { abortReason, RenderError } from './errors.ts';
 import { type PageJob, type RenderedPage, type RenderRequest, renderInPage } from './page-render.ts';
-import { type ProxyLease, SafetyProxy } from './proxy.ts';
+import { PagePool } from './pool.ts';
+import { SafetyProxy } from './proxy.ts';
 import { parseUpstream } from './upstream.ts';
 
 export interface RendererOptions {
@@ -38,45 +36,12 @@ const CHROMIUM_FLAGS = [
   '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
 ];
 
-/** The cluster's own limit per job, a backstop above the render's deadline (120 s + grace). */
-const TASK_BACKSTOP_MS = 150_000;
 /** A render whose browser crashes under it runs once more on the restarted browser. */
 const CRASH_ATTEMPTS = 2;
 
-/**
- * Launches Chromium for the cluster, first and after crashes (its repair). Counts launches, so
- * restarts show in stats(), and owns every browser it launched: once closed it launches none,
- * and closes any that a repair still in progress brings up, so no Chromium outlives the renderer.
- */
-class CountingLauncher {
-  launches = 0;
-  readonly #browsers = new Set<Browser>();
-  #closed = false;
-
-  async launch(options: LaunchOptions): Promise<Browser> {
-    if (this.#closed) throw new Error('the renderer is closed');
-    const browser = await puppeteer.launch(options);
-    this.launches += 1;
-    this.#browsers.add(browser);
-    browser.once('disconnected', () => this.#browsers.delete(browser));
-    if (this.#closed) {
-      await browser.close().catch(() => {});
-      throw new Error('the renderer is closed');
-    }
-    return browser;
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    await Promise.all([...this.#browsers].map((browser) => browser.close().catch(() => {})));
-  }
-}
-
 interface Parts {
-  cluster: Cluster<PageJob, RenderedPage>;
+  pool: PagePool;
   proxy: SafetyProxy;
-  launcher: CountingLauncher;
-  leases: WeakMap<Page, ProxyLease>;
   concurrency: number;
 }
 
@@ -97,26 +62,23 @@ export class Renderer {
       addressPolicy(opts.allowPrivate, opts.isAllowedAddress),
       opts.lookup,
     );
-    const leases = new WeakMap<Page, ProxyLease>();
-    const launcher = new CountingLauncher();
+    const pool = new PagePool(
+      {
+        executablePath: opts.executablePath,
+        headless: true,
+        // No DevTools port on loopback for a page to reach.
+        pipe: true,
+        // The default context, unused, gets a proxy that refuses everything.
+        args: [...CHROMIUM_FLAGS, `--proxy-server=${proxy.sinkServer}`, '--proxy-bypass-list=<-loopback>'],
+      },
+      proxy,
+      opts.concurrency,
+    );
     try {
-      const cluster: Cluster<PageJob, RenderedPage> = await Cluster.launch({
-        concurrency: isolatedContexts(proxy, leases),
-        maxConcurrency: opts.concurrency,
-        puppeteer: launcher,
-        puppeteerOptions: {
-          executablePath: opts.executablePath,
-          headless: true,
-          // No DevTools port on loopback for a page to reach.
-          pipe: true,
-          // The default context, unused, gets a proxy that refuses everything.
-          args: [...CHROMIUM_FLAGS, `--proxy-server=${proxy.sinkServer}`, '--proxy-bypass-list=<-loopback>'],
-        },
-        timeout: TASK_BACKSTOP_MS,
-        retryLimit: 0,
-      });
-      return new Renderer({ cluster, proxy, launcher, leases, concurrency: opts.concurrency });
+      await pool.start();
+      return new Renderer({ pool, proxy, concurrency: opts.concurrency });
     } catch (err) {
+      await pool.close(new RenderError('RENDER_ERROR', 'Chromium did not start.', { retryable: true }));
       await proxy.close();
       throw new RenderError('RENDER_ERROR', `Chromium did not start: ${(err as Error).message}`, {
         retryable: false,
@@ -143,8 +105,8 @@ export class Renderer {
   }
 
   stats(): { busy: number; concurrency: number; restarts: number } {
-    const { concurrency, launcher } = this.#parts;
-    return { busy: this.#busy, concurrency, restarts: Math.max(0, launcher.launches - 1) };
+    const { concurrency, pool } = this.#parts;
+    return { busy: this.#busy, concurrency, restarts: Math.max(0, pool.launches - 1) };
   }
 
   /** Stops Chromium and the proxy; renders still waiting fail with a retryable RENDER_ERROR. */
@@ -153,8 +115,7 @@ export class Renderer {
     this.#closed = true;
     const closed = new RenderError('RENDER_ERROR', 'The renderer was closed.', { retryable: true });
     for (const fail of this.#pending) fail(closed);
-    await this.#parts.cluster.close().catch(() => {});
-    await this.#parts.launcher.close();
+    await this.#parts.pool.close(closed);
     await this.#parts.proxy.close();
   }
 
@@ -180,7 +141,7 @@ export class Renderer {
       };
       this.#pending.add(fail);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#parts.cluster.execute(job, this.#task).then(
+      this.#run(job).then(
         (page) => {
           settle();
           resolve(page);
@@ -190,19 +151,41 @@ export class Renderer {
     });
   }
 
-  readonly #task = async ({ page, data: job }: { page: Page; data: PageJob }): Promise<RenderedPage> => {
-    if (job.aborted && job.req.signal) throw abortReason(job.req.signal);
-    const lease = this.#parts.leases.get(page);
-    if (!lease) throw new RenderError('RENDER_ERROR', 'The page has no proxy lease.', { retryable: true });
-    job.page = page;
-    this.#busy += 1;
+  async #run(job: PageJob): Promise<RenderedPage> {
+    const slot = await this.#parts.pool.acquire(slotKey(job.req));
+    let reusable = false;
     try {
-      return await renderInPage(page, lease, job, this.#parts.proxy.mark);
+      if (job.aborted && job.req.signal) throw abortReason(job.req.signal);
+      job.page = slot.page;
+      this.#busy += 1;
+      try {
+        const page = await renderInPage(slot.page, slot.lease, job, this.#parts.proxy.mark);
+        reusable = true;
+        return page;
+      } finally {
+        this.#busy -= 1;
+        job.page = null;
+      }
     } finally {
-      this.#busy -= 1;
-      job.page = null;
+      this.#parts.pool.giveBack(slot, reusable);
     }
-  };
+  }
+}
+
+/**
+ * The renders that may share a context and page: those of one isolation key (a job, so one user)
+ * with the same settings of the page, the context (proxy, certificates) and the request.
+ */
+function slotKey(req: RenderRequest): string | null {
+  if (!req.isolationKey) return null;
+  return JSON.stringify([
+    req.isolationKey,
+    req.proxyUrl ?? null,
+    req.userAgent ?? null,
+    req.request ?? null,
+    req.screenshot === true,
+    req.blockResources === true,
+  ]);
 }
 
 function validate(req: RenderRequest): void {
@@ -218,8 +201,5 @@ function validate(req: RenderRequest): void {
 function asRenderError(err: unknown): Error {
   if (err instanceof RenderError || (err as Error).name === 'AbortError') return err as Error;
   const message = (err as Error).message ?? String(err);
-  if (message.startsWith('Timeout hit')) {
-    return new RenderError('TIMEOUT', 'The render exceeded its time limit.', { retryable: true, cause: err });
-  }
   return new RenderError('RENDER_ERROR', message, { retryable: true, cause: err });
 }

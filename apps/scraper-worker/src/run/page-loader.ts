@@ -205,7 +205,7 @@ async function renderLoaderFor(
 ): Promise<PageLoader> {
   const picker = proxyPickerFor(settings, deps.proxies);
   const renderer = await deps.renderer();
-  const how = { render, blockResources: settings.blockResources };
+  const how = { render, blockResources: settings.blockResources, jobId: settings.jobId };
   return (url, signal, pace) =>
     renderPage(renderer, how, picker, deps.userAgent, settings.request, url, signal, pace);
 }
@@ -254,7 +254,7 @@ export function proxyPickerFor(settings: PageSettings, proxies: readonly ProxyEn
  */
 async function renderPage(
   renderer: Renderer,
-  { render, blockResources }: { render: RenderConfig; blockResources: boolean },
+  { render, blockResources, jobId }: { render: RenderConfig; blockResources: boolean; jobId: string },
   picker: ProxyPicker | null,
   userAgent: string,
   request: OutgoingRequest | null,
@@ -279,6 +279,8 @@ async function renderPage(
         actions: render.actions,
         screenshot: render.screenshot,
         blockResources,
+        // A job's pages may share a context and page; a job is one user's (docs/api.md §23).
+        isolationKey: jobId,
       });
       status = page.status;
       if (status === 429 || status === 503) {

@@ -1,0 +1,224 @@
+/**
+ * Rendering against Crawlee's PuppeteerCrawler in one sitting (docs/api.md §23's target: ≥ 2×):
+ * the same pages (bench/render-site.ts, served by this process), the same Chromium and the same
+ * concurrency. Each side runs in a child process of its own, in turns, a round at a time (the
+ * first of each round rotates): `ours` is bench/render.ts (the worker's Renderer, every page
+ * checked) with the worker's production Node flags; `crawlee-default` and `crawlee-lean` are
+ * bench/render-crawlee.ts. While a side runs, its process and its Chromium processes are sampled
+ * every 250 ms: the peak RSS of the Node process, and the peak of the Chromium processes' summed
+ * RSS and PSS (PSS shares the pages processes share, so it is the fairer sum).
+ *
+ * Run: `flock /work/heavy.lock pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
+ * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,crawlee-default,crawlee-lean]`
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startRenderSite } from './render-site.ts';
+import {
+  log,
+  machineInfo,
+  parseOptions,
+  printTable,
+  productionNodeFlags,
+  round2,
+  runBench,
+  spawnLogged,
+  stopChild,
+  tempDir,
+  waitForQuiet,
+} from './support.ts';
+
+const args = parseOptions({
+  pages: '300',
+  rounds: '2',
+  concurrency: '2',
+  'js-every': '0',
+  sides: 'ours,crawlee-default,crawlee-lean',
+});
+const SIDES = args.sides.split(',').filter(Boolean);
+
+interface ProcInfo {
+  ppid: number;
+  comm: string;
+}
+
+function processes(): Map<number, ProcInfo> {
+  const out = new Map<number, ProcInfo>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      out.set(Number(entry), { ppid, comm });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Every descendant of `root`. */
+function descendants(root: number, all: Map<number, ProcInfo>): number[] {
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length > 0) {
+    const next: number[] = [];
+    for (const [pid, p] of all) if (frontier.includes(p.ppid)) next.push(pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+/** RSS and PSS of a process in MiB (0 once it has ended). */
+function memory(pid: number): { rss: number; pss: number } {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (field: string) => Number(rollup.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+    return { rss: kb('Rss') / 1024, pss: kb('Pss') / 1024 };
+  } catch {
+    return { rss: 0, pss: 0 };
+  }
+}
+
+/** Samples a side's Node process and its browser's processes until stopped; keeps the peaks. */
+function sampleTree(pid: number) {
+  const peak = { node_rss: 0, browser_rss: 0, browser_pss: 0, browser_processes: 0 };
+  const sample = () => {
+    const all = processes();
+    const browser = descendants(pid, all).filter((p) => all.get(p)?.comm.startsWith('chrom'));
+    let rss = 0;
+    let pss = 0;
+    for (const p of browser) {
+      const m = memory(p);
+      rss += m.rss;
+      pss += m.pss;
+    }
+    peak.node_rss = Math.max(peak.node_rss, memory(pid).rss);
+    peak.browser_rss = Math.max(peak.browser_rss, rss);
+    peak.browser_pss = Math.max(peak.browser_pss, pss);
+    peak.browser_processes = Math.max(peak.browser_processes, browser.length);
+  };
+  const timer = setInterval(sample, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round2(v)])) as typeof peak;
+    },
+  };
+}
+
+interface Run {
+  side: string;
+  round: number;
+  pages: number;
+  errors: number;
+  pagesPerMinute: number;
+  p50: number;
+  p95: number;
+  memory: ReturnType<ReturnType<typeof sampleTree>['stop']>;
+}
+
+async function runSide(side: string, round: number, origin: string, dir: string): Promise<Run> {
+  const logFile = join(dir, `${side}-${round}.log`);
+  const common = [args.pages, args.concurrency, args['js-every']];
+  const argv =
+    side === 'ours'
+      ? [
+          ...productionNodeFlags('scraper-worker'),
+          'bench/render.ts',
+          '--origin',
+          origin,
+          '--pages',
+          args.pages,
+          '--concurrency',
+          args.concurrency,
+          '--js-every',
+          args['js-every'],
+        ]
+      : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
+  const child = spawnLogged(argv, logFile, {
+    env: { CRAWLEE_PERSIST_STORAGE: 'false', CRAWLEE_STORAGE_DIR: join(dir, `storage-${side}-${round}`) },
+  });
+  const sampler = sampleTree(child.pid as number);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const mem = sampler.stop();
+  await stopChild(child);
+  const line = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('RESULT '));
+  if (!line)
+    throw new Error(
+      `${side} ended (${code}) without a result:\n${readFileSync(logFile, 'utf8').slice(-3000)}`,
+    );
+  const r = JSON.parse(line.slice('RESULT '.length));
+  return {
+    side,
+    round,
+    pages: r.pages,
+    errors: r.errors,
+    pagesPerMinute: r.pagesPerMinute,
+    p50: r.msPerRender.p50,
+    p95: r.msPerRender.p95,
+    memory: mem,
+  };
+}
+
+await runBench(async () => {
+  const site = await startRenderSite(Number(args['js-every']));
+  const dir = tempDir('render-vs-crawlee');
+  const runs: Run[] = [];
+  try {
+    for (let round = 1; round <= Number(args.rounds); round++) {
+      const order = [
+        ...SIDES.slice((round - 1) % SIDES.length),
+        ...SIDES.slice(0, (round - 1) % SIDES.length),
+      ];
+      for (const side of order) {
+        await waitForQuiet(0.5, 30_000);
+        log(`round ${round}: ${side}`);
+        const run = await runSide(side, round, site.origin, dir);
+        log(`  ${run.pagesPerMinute} pages/min, ${run.errors} errors`);
+        runs.push(run);
+      }
+    }
+  } finally {
+    site.close();
+  }
+  const ours = runs.filter((r) => r.side === 'ours');
+  const ratios = Object.fromEntries(
+    SIDES.filter((s) => s !== 'ours').map((s) => {
+      const theirs = runs.filter((r) => r.side === s);
+      return [s, ours.map((o, i) => round2(o.pagesPerMinute / (theirs[i]?.pagesPerMinute ?? Number.NaN)))];
+    }),
+  );
+  console.log(JSON.stringify({ machine: machineInfo('render vs Crawlee'), args, runs, ratios }, null, 2));
+  printTable(
+    [
+      'side',
+      'round',
+      'pages/min',
+      'errors',
+      'p50 ms',
+      'p95 ms',
+      'node RSS MiB',
+      'browser RSS MiB',
+      'browser PSS MiB',
+    ],
+    'lrrrrrrrr',
+    runs.map((r) => [
+      r.side,
+      r.round,
+      r.pagesPerMinute,
+      r.errors,
+      r.p50,
+      r.p95,
+      r.memory.node_rss,
+      r.memory.browser_rss,
+      r.memory.browser_pss,
+    ]),
+  );
+  console.log(`\nours / Crawlee, by round: ${JSON.stringify(ratios)}`);
+  return runs.every((r) => r.errors === 0);
+});
