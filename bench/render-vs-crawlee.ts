@@ -11,7 +11,8 @@
  * Run: `flock /work/heavy.lock pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
  * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,crawlee-default,crawlee-lean]`
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRenderSite } from './render-site.ts';
 import {
@@ -20,11 +21,12 @@ import {
   parseOptions,
   printTable,
   productionNodeFlags,
+  ROOT,
   round2,
   runBench,
-  spawnLogged,
   stopChild,
   tempDir,
+  track,
   waitForQuiet,
 } from './support.ts';
 
@@ -36,6 +38,8 @@ const args = parseOptions({
   sides: 'ours,crawlee-default,crawlee-lean',
 });
 const SIDES = args.sides.split(',').filter(Boolean);
+/** The pages each side renders before it is timed (as bench/render.ts and bench/render-crawlee.ts do). */
+const WARMUP_PAGES = 6;
 
 interface ProcInfo {
   ppid: number;
@@ -95,7 +99,9 @@ function sampleTree(pid: number) {
       rss += m.rss;
       pss += m.pss;
     }
-    peak.node_rss = Math.max(peak.node_rss, memory(pid).rss);
+    // The side's Node process is the only child of the bash that times it.
+    const node = [...all].find(([, p]) => p.ppid === pid)?.[0];
+    if (node) peak.node_rss = Math.max(peak.node_rss, memory(node).rss);
     peak.browser_rss = Math.max(peak.browser_rss, rss);
     peak.browser_pss = Math.max(peak.browser_pss, pss);
     peak.browser_processes = Math.max(peak.browser_processes, browser.length);
@@ -117,6 +123,7 @@ interface Run {
   pagesPerMinute: number;
   p50: number;
   p95: number;
+  cpuMsPerPage: number;
   memory: ReturnType<ReturnType<typeof sampleTree>['stop']>;
 }
 
@@ -138,16 +145,32 @@ async function runSide(side: string, round: number, origin: string, dir: string)
           args['js-every'],
         ]
       : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
-  const child = spawnLogged(argv, logFile, {
-    env: { CRAWLEE_PERSIST_STORAGE: 'false', CRAWLEE_STORAGE_DIR: join(dir, `storage-${side}-${round}`) },
-  });
+  // bash's `time` gives the CPU of the side's whole process tree, its browser's reaped processes too.
+  const out = openSync(logFile, 'w');
+  const child = track(
+    spawn('bash', ['-c', 'TIMEFORMAT="CPU %U %S"; time "$0" "$@"', process.execPath, ...argv], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        CRAWLEE_PERSIST_STORAGE: 'false',
+        CRAWLEE_STORAGE_DIR: join(dir, `storage-${side}-${round}`),
+      },
+      stdio: ['ignore', out, out],
+    }),
+  );
+  closeSync(out);
   const sampler = sampleTree(child.pid as number);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const mem = sampler.stop();
   await stopChild(child);
-  const line = readFileSync(logFile, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('RESULT '));
+  const output = readFileSync(logFile, 'utf8').split('\n');
+  const line = output.find((l) => l.startsWith('RESULT '));
+  const cpu =
+    output
+      .find((l) => l.startsWith('CPU '))
+      ?.split(' ')
+      .slice(1)
+      .map(Number) ?? [];
   if (!line)
     throw new Error(
       `${side} ended (${code}) without a result:\n${readFileSync(logFile, 'utf8').slice(-3000)}`,
@@ -161,6 +184,8 @@ async function runSide(side: string, round: number, origin: string, dir: string)
     pagesPerMinute: r.pagesPerMinute,
     p50: r.msPerRender.p50,
     p95: r.msPerRender.p95,
+    // The whole run's, Chromium's start and the warm-up pages included.
+    cpuMsPerPage: Math.round((((cpu[0] ?? 0) + (cpu[1] ?? 0)) * 1000) / (r.pages + WARMUP_PAGES)),
     memory: mem,
   };
 }
@@ -202,11 +227,12 @@ await runBench(async () => {
       'errors',
       'p50 ms',
       'p95 ms',
+      'CPU ms/page',
       'node RSS MiB',
       'browser RSS MiB',
       'browser PSS MiB',
     ],
-    'lrrrrrrrr',
+    'lrrrrrrrrr',
     runs.map((r) => [
       r.side,
       r.round,
@@ -214,6 +240,7 @@ await runBench(async () => {
       r.errors,
       r.p50,
       r.p95,
+      r.cpuMsPerPage,
       r.memory.node_rss,
       r.memory.browser_rss,
       r.memory.browser_pss,

@@ -8,10 +8,14 @@ import { INTERCEPT_PRIORITY } from './resources.ts';
  * origin; from then on nothing of the job's is sent, even back to it. They are added to each
  * request as it leaves (request interception), never put in the browser's cookie jar, so neither
  * a redirect nor a subresource on another origin can carry them. Does nothing (no interception,
- * no cost) when the job has nothing to send.
+ * no cost) when the job has nothing to send. Says whether the page's requests are intercepted.
  */
-export async function sendJobRequest(page: Page, request: OutgoingRequest, askedUrl: string): Promise<void> {
-  if (!hasAnythingToSend(request)) return;
+export async function sendJobRequest(
+  page: Page,
+  request: OutgoingRequest,
+  askedUrl: string,
+): Promise<boolean> {
+  if (!hasAnythingToSend(request)) return false;
   const origin = new URL(askedUrl).origin;
   let left = false;
   await page.setRequestInterception(true);
@@ -27,6 +31,7 @@ export async function sendJobRequest(page: Page, request: OutgoingRequest, asked
     );
     void resumed.catch(() => {});
   });
+  return true;
 }
 
 function hasAnythingToSend(request: OutgoingRequest): boolean {

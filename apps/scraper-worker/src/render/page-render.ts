@@ -64,6 +64,8 @@ const MAX_HTML_BYTES = 10 * 1024 * 1024;
 
 /** Pages told to accept bad certificates (once, a kept page stays so). */
 const ignoresCertificates = new WeakSet<Page>();
+/** The user agent each page was given. */
+const userAgents = new WeakMap<Page, string>();
 
 /** One render as the renderer carries it; `page` is set while a page works on it. */
 export interface PageJob {
@@ -109,12 +111,17 @@ export async function renderInPage(
     let response: HTTPResponse | null;
     try {
       const userAgent = req.request?.userAgent ?? req.userAgent;
-      if (userAgent) await page.setUserAgent({ userAgent });
-      if (req.request) await sendJobRequest(page, req.request, req.url);
-      await refuseResources(page, {
-        keepMedia: req.screenshot === true,
-        extras: req.blockResources === true,
-      });
+      // A kept page keeps the user agent it was given.
+      if (userAgent && userAgents.get(page) !== userAgent) {
+        await page.setUserAgent({ userAgent });
+        userAgents.set(page, userAgent);
+      }
+      const intercepting = req.request ? await sendJobRequest(page, req.request, req.url) : false;
+      await refuseResources(
+        page,
+        { keepMedia: req.screenshot === true, extras: req.blockResources === true },
+        intercepting,
+      );
       // The page's own session: the page's context (this render's, or kept for renders of the same
       // job and settings) alone accepts bad certificates.
       if (req.request?.skipTlsVerification && !ignoresCertificates.has(page)) {

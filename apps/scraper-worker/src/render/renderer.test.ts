@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   deadPort,
@@ -18,7 +18,7 @@ const ADD = `function add(items) { for (const t of items) { const li = document.
 
 const later = (ms: number, fn: () => void) => setTimeout(fn, ms);
 
-function site(path: string, query: URLSearchParams, res: ServerResponse): void {
+function site(path: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
   const ms = Number(query.get('ms') ?? 0);
   switch (path) {
     case '/dcl': // a deferred script runs before DOMContentLoaded; the image never lets "load" fire
@@ -76,6 +76,35 @@ function site(path: string, query: URLSearchParams, res: ServerResponse): void {
     case '/font.woff2':
       res.writeHead(200, { 'content-type': 'image/gif' });
       return void res.end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
+    case '/late-script': // at load, a script element whose file arrives 150 ms later adds the items
+      return void html(
+        res,
+        `<ul id="list"></ul><script>${ADD}\naddEventListener('load', () => { const s = document.createElement('script'); s.src = '/late.js?ms=150'; document.body.append(s); });</script>`,
+      );
+    case '/late.js':
+      return void later(ms, () => {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(`add(['script one', 'script two']);`);
+      });
+    case '/slow-body': // the fetch answers at once, its body 150 ms later
+      return void html(
+        res,
+        `<ul id="list"></ul><script>${ADD}\naddEventListener('load', async () => add((await (await fetch('/body?ms=150')).json()).items));</script>`,
+      );
+    case '/body':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"items": ["body one", ');
+      return void later(ms, () => res.end('"body two"]}'));
+    case '/timer-chain': // a timer that sets another: the items come 120 ms after the first fires
+      return void html(
+        res,
+        `<ul id="list"></ul><script>${ADD}\naddEventListener('load', () => setTimeout(() => setTimeout(() => add(['chained']), 120), 0));</script>`,
+      );
+    case '/set-cookie':
+      res.setHeader('set-cookie', `seen=${query.get('v')}; Path=/`);
+      return void html(res, '<ul><li>set</li></ul>');
+    case '/echo-cookie':
+      return void html(res, `<ul><li>${req.headers.cookie ?? 'no cookie'}</li></ul>`);
     case '/redirect':
       res.writeHead(302, { location: '/load' });
       return void res.end();
@@ -96,7 +125,7 @@ let renderer: Renderer;
 beforeAll(async () => {
   server = await startServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    site(url.pathname, url.searchParams, res);
+    site(url.pathname, url.searchParams, req, res);
   });
   renderer = await Renderer.start({ concurrency: 2, executablePath: CHROMIUM, allowPrivate: true });
 });
@@ -150,6 +179,36 @@ describe('wait strategies', () => {
     expect(page.url).toBe(`${server.origin}/load`);
     expect(page.status).toBe(200);
     expect(listItems(page.html)).toEqual(['load one', 'load two']);
+  });
+});
+
+describe('the settled DOM and kept pages', () => {
+  test('a script element added at load, its file arriving 150 ms later, adds its items before the DOM is read', async () => {
+    const page = await render('/late-script', 'load');
+    expect(listItems(page.html)).toEqual(['script one', 'script two']);
+  });
+
+  test('items built from a fetch whose body arrives 150 ms after its headers are kept', async () => {
+    const page = await render('/slow-body', 'load');
+    expect(listItems(page.html)).toEqual(['body one', 'body two']);
+  });
+
+  test('a timer that sets another is waited for', async () => {
+    const page = await render('/timer-chain', 'load');
+    expect(listItems(page.html)).toEqual(['chained']);
+  });
+
+  test('renders of one isolation key share their context; another key and no key get a context of their own', async () => {
+    const cookie = (path: string, isolationKey?: string) =>
+      render(path, 'load', isolationKey ? { isolationKey } : {}).then((p) => listItems(p.html));
+    expect(await cookie('/set-cookie?v=a', 'job-a')).toEqual(['set']);
+    expect(await cookie('/echo-cookie', 'job-a')).toEqual(['seen=a']);
+    expect(await cookie('/echo-cookie', 'job-b')).toEqual(['no cookie']);
+    expect(await cookie('/echo-cookie', 'job-a')).toEqual(['seen=a']);
+    expect(await cookie('/echo-cookie')).toEqual(['no cookie']);
+    // The same job with other settings (here a user agent) does not share the context either.
+    const otherAgent = await render('/echo-cookie', 'load', { isolationKey: 'job-a', userAgent: 'other' });
+    expect(listItems(otherAgent.html)).toEqual(['no cookie']);
   });
 });
 

@@ -29,6 +29,8 @@ const CHROMIUM_FLAGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
+  // A page kept for a job's next render would otherwise keep the page it leaves alive in memory.
+  '--disable-features=BackForwardCache',
   // WebRTC may otherwise send UDP straight to any address, past the proxy. (Chromium 156 reads
   // this name; the older --force-webrtc-ip-handling-policy is silently ignored.)
   '--webrtc-ip-handling-policy=disable_non_proxied_udp',
