@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import type { JobModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
@@ -19,6 +20,9 @@ const prefix = testPrefix();
 const workers: Proc[] = [];
 /** /changing/<n> is a static page until the test turns it into an application shell. */
 let changingScripted = false;
+/** Requests for /crash/hold.js, held unanswered: the page that loads it is rendering. */
+const held: import('node:http').ServerResponse[] = [];
+let holdHits = 0;
 
 const ITEMS = ['alpha', 'beta'];
 const analytics = '<script>window.dataLayer = [];</script>';
@@ -83,6 +87,17 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://site');
     const auto = url.pathname.match(/^\/auto\/(\d+)$/);
     const changing = url.pathname.match(/^\/changing\/(\d+)$/);
+    if (url.pathname === '/crash/hold.js') {
+      holdHits++;
+      held.push(res);
+      return true;
+    }
+    if (url.pathname === '/crash/page') {
+      // An application root asks for rendering; the heading and items are in the HTML all the same.
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.end(doc('Crash', `${article('Crash')}<div id="root"></div><script src="/crash/hold.js"></script>`));
+      return true;
+    }
     if (!auto && !changing) return false;
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     if (auto) res.end(autoPage(Number(auto[1])));
@@ -166,6 +181,22 @@ async function recordsByPath(runId: string) {
   return out;
 }
 
+/** The Chromium (its browser process) that worker `pid` launched, or undefined. */
+function browserOf(pid: number): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== pid || state === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('--proxy-server=')) return Number(entry);
+    } catch {
+      // It ended while it was read.
+    }
+  }
+  return undefined;
+}
+
 const hitsOf = (path: string, from: SiteHit[]) => from.filter((hit) => hit.path === path).length;
 const pathOf = (url: string) => new URL(url).pathname;
 
@@ -233,5 +264,26 @@ describe('render_config.mode auto', () => {
     expect(records.get('/auto/1')).toEqual({ title: ['Page 1'], item: ITEMS });
     // The plain shell has nothing the queries find.
     expect(records.get('/auto/5')).toBeUndefined();
+  });
+
+  it('a browser killed while it renders, and killed again on the retry, leaves the plain page: the URL succeeds', async () => {
+    const worker = await startWorker();
+    const pid = worker.child.pid as number;
+    const jobId = await createJob(`${site.url}/crash/page`);
+    const running = run(jobId);
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      // The page is rendering: its script is held at the site.
+      await until(async () => holdHits >= attempt, 30_000);
+      const browser = await until(async () => browserOf(pid), 10_000);
+      process.kill(browser as number, 'SIGKILL');
+    }
+    const { runId, urls } = await running;
+    for (const res of held.splice(0)) res.destroy();
+    expect(urls.map((u) => [pathOf(u.url), u.status, u.rendered, u.render_reason])).toEqual([
+      ['/crash/page', 'success', false, 'render_failed'],
+    ]);
+    expect((await recordsByPath(runId)).get('/crash/page')).toEqual({ title: ['Crash'], item: ITEMS });
+    // The worker goes on: its next render starts another browser.
+    expect(worker.child.exitCode).toBeNull();
   });
 });
