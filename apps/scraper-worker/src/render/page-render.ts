@@ -7,7 +7,7 @@ import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
 import { refuseResources } from './resources.ts';
 import { fullPageScreenshot, type Screenshot } from './screenshot.ts';
-import { domSettled } from './settle.ts';
+import { settledHtml } from './settle.ts';
 
 export type WaitStrategy = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
@@ -149,12 +149,12 @@ export async function renderInPage(
       }
     }
     const settleMs = Math.min(navTimeout, deadlineAt - READ_RESERVE_MS - Date.now());
-    await domSettled(page, settleMs, () => inFlight.size).catch((err) => {
+    const html = await settledHtml(page, settleMs, () => inFlight.size).catch(async (err) => {
       // A page may break the wait (its own MutationObserver replaced): it is read as it is.
       const interrupted = interruption(err, page, job);
       if (interrupted) throw interrupted;
+      return page.content();
     });
-    const html = await page.content();
     // A script may have sent the main frame to a forbidden address after the load.
     const late = mainDocumentEvent(lease.events, navigations, ['blocked']);
     if (late) throw fromEvent(late);

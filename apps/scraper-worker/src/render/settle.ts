@@ -145,43 +145,62 @@ export async function installSettleTracker(page: Page): Promise<void> {
 }
 
 /**
- * Resolves once the page's DOM has gone QUIET_MS without a node or text added, removed or changed
+ * Waits until the page's DOM has gone QUIET_MS without a node or text added, removed or changed
  * (attribute changes, such as animations, do not count), or IDLE_QUIET_MS when nothing is pending
  * that could change it (`requestsInFlight()` counts the page's requests the tracker cannot see),
- * or after `maxMs` at the latest.
+ * or `maxMs` at the latest; then returns the page's HTML, serialised in the same step (one round
+ * trip less than reading it after).
  */
-export async function domSettled(page: Page, maxMs: number, requestsInFlight: () => number): Promise<void> {
+export async function settledHtml(
+  page: Page,
+  maxMs: number,
+  requestsInFlight: () => number,
+): Promise<string> {
   const limit = Math.max(0, Math.min(maxMs, SETTLE_MAX_MS));
-  if (limit === 0) return;
   const started = Date.now();
-  const how = await waitInPage(page, IDLE_QUIET_MS, limit);
+  const first = await waitInPage(page, IDLE_QUIET_MS, limit);
   // Quiet in the page, but a script, frame or style sheet still on its way: the full window.
-  if (how === 'idle' && requestsInFlight() > 0)
-    await waitInPage(page, QUIET_MS, limit - (Date.now() - started));
+  if (first.how === 'idle' && requestsInFlight() > 0)
+    return (await waitInPage(page, QUIET_MS, limit - (Date.now() - started))).html;
+  return first.html;
 }
 
-/** 'idle', 'quiet' or 'limit': which condition ended the wait in the page. */
-function waitInPage(page: Page, idleQuietMs: number, limitMs: number): Promise<string> {
-  if (limitMs <= 0) return Promise.resolve('limit');
+/** Which condition ended the wait in the page ('idle', 'quiet' or 'limit'), and the HTML then. */
+function waitInPage(
+  page: Page,
+  idleQuietMs: number,
+  limitMs: number,
+): Promise<{ how: string; html: string }> {
   return page.evaluate(
     (key, quietMs, idleMs, capMs) =>
-      new Promise<string>((resolve) => {
+      new Promise<{ how: string; html: string }>((resolve) => {
+        // As puppeteer's Page.content() serialises a document.
+        const done = (how: string) => {
+          let html = '';
+          for (const node of document.childNodes)
+            html +=
+              node === document.documentElement
+                ? document.documentElement.outerHTML
+                : new XMLSerializer().serializeToString(node);
+          resolve({ how, html });
+        };
+        if (capMs <= 0) return done('limit');
         const state = (window as unknown as Record<string, unknown>)[key] as
           | { last: number; setTimeout: typeof setTimeout; busy: () => boolean }
           | undefined;
         if (!state) {
           // No tracker in this document (a page that replaced it): a quiet window from now.
-          let quiet = setTimeout(() => done('quiet'), quietMs);
           const observer = new MutationObserver(() => {
             clearTimeout(quiet);
-            quiet = setTimeout(() => done('quiet'), quietMs);
+            quiet = setTimeout(() => end('quiet'), quietMs);
           });
-          const cap = setTimeout(() => done('limit'), capMs);
-          const done = (how: string) => {
+          let quiet = setTimeout(() => end('quiet'), quietMs);
+          const cap = setTimeout(() => end('limit'), capMs);
+          const end = (how: string) => {
             observer.disconnect();
             clearTimeout(quiet);
             clearTimeout(cap);
-            resolve(how);
+            done(how);
           };
           observer.observe(document, { subtree: true, childList: true, characterData: true });
           return;
@@ -190,9 +209,9 @@ function waitInPage(page: Page, idleQuietMs: number, limitMs: number): Promise<s
         const check = () => {
           const now = performance.now();
           const still = now - state.last;
-          if (still >= quietMs) return resolve('quiet');
-          if (still >= idleMs && !state.busy()) return resolve('idle');
-          if (now - started >= capMs) return resolve('limit');
+          if (still >= quietMs) return done('quiet');
+          if (still >= idleMs && !state.busy()) return done('idle');
+          if (now - started >= capMs) return done('limit');
           const busyOrNot = state.busy() ? idleMs : idleMs - still;
           state.setTimeout(check, Math.max(5, Math.min(busyOrNot, quietMs - still, capMs - (now - started))));
         };
@@ -201,6 +220,6 @@ function waitInPage(page: Page, idleQuietMs: number, limitMs: number): Promise<s
     TRACKER,
     QUIET_MS,
     idleQuietMs,
-    limitMs,
+    Math.max(0, limitMs),
   );
 }
