@@ -2,14 +2,15 @@
  * Rendering against Crawlee's PuppeteerCrawler in one sitting (docs/api.md §23's target: ≥ 2×):
  * the same pages (bench/render-site.ts, served by this process), the same Chromium and the same
  * concurrency. Each side runs in a child process of its own, in turns, a round at a time (the
- * first of each round rotates): `ours` is bench/render.ts (the worker's Renderer, every page
+ * first of each round rotates): `ours` and `ours-lean` are bench/render.ts (the worker's Renderer, every page
  * checked) with the worker's production Node flags; `crawlee-default` and `crawlee-lean` are
  * bench/render-crawlee.ts. While a side runs, its process and its Chromium processes are sampled
  * every 250 ms: the peak RSS of the Node process, and the peak of the Chromium processes' summed
  * RSS and PSS (PSS shares the pages processes share, so it is the fairer sum).
  *
  * Run: `flock /work/heavy.lock pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
- * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,crawlee-default,crawlee-lean]`
+ * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,ours-lean,crawlee-default,crawlee-lean]`
+ * (`ours-lean`: with render_config.block_resources, the default of a job that keeps records only)
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ const args = parseOptions({
   rounds: '2',
   concurrency: '2',
   'js-every': '0',
-  sides: 'ours,crawlee-default,crawlee-lean',
+  sides: 'ours,ours-lean,crawlee-default,crawlee-lean',
 });
 const SIDES = args.sides.split(',').filter(Boolean);
 /** The pages each side renders before it is timed (as bench/render.ts and bench/render-crawlee.ts do). */
@@ -130,21 +131,21 @@ interface Run {
 async function runSide(side: string, round: number, origin: string, dir: string): Promise<Run> {
   const logFile = join(dir, `${side}-${round}.log`);
   const common = [args.pages, args.concurrency, args['js-every']];
-  const argv =
-    side === 'ours'
-      ? [
-          ...productionNodeFlags('scraper-worker'),
-          'bench/render.ts',
-          '--origin',
-          origin,
-          '--pages',
-          args.pages,
-          '--concurrency',
-          args.concurrency,
-          '--js-every',
-          args['js-every'],
-        ]
-      : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
+  const argv = side.startsWith('ours')
+    ? [
+        ...productionNodeFlags('scraper-worker'),
+        'bench/render.ts',
+        '--origin',
+        origin,
+        '--pages',
+        args.pages,
+        '--concurrency',
+        args.concurrency,
+        '--js-every',
+        args['js-every'],
+        ...(side === 'ours-lean' ? ['--block-resources'] : []),
+      ]
+    : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
   // bash's `time` gives the CPU of the side's whole process tree, its browser's reaped processes too.
   const out = openSync(logFile, 'w');
   const child = track(
@@ -211,13 +212,17 @@ await runBench(async () => {
   } finally {
     site.close();
   }
-  const ours = runs.filter((r) => r.side === 'ours');
-  const ratios = Object.fromEntries(
-    SIDES.filter((s) => s !== 'ours').map((s) => {
-      const theirs = runs.filter((r) => r.side === s);
-      return [s, ours.map((o, i) => round2(o.pagesPerMinute / (theirs[i]?.pagesPerMinute ?? Number.NaN)))];
-    }),
-  );
+  // Each of our sides against each of Crawlee's, round by round.
+  const ratios: Record<string, number[]> = {};
+  for (const mine of SIDES.filter((s) => s.startsWith('ours'))) {
+    const ours = runs.filter((r) => r.side === mine);
+    for (const theirs of SIDES.filter((s) => s.startsWith('crawlee'))) {
+      const other = runs.filter((r) => r.side === theirs);
+      ratios[`${mine} / ${theirs}`] = ours.map((o, i) =>
+        round2(o.pagesPerMinute / (other[i]?.pagesPerMinute ?? Number.NaN)),
+      );
+    }
+  }
   console.log(JSON.stringify({ machine: machineInfo('render vs Crawlee'), args, runs, ratios }, null, 2));
   printTable(
     [
@@ -246,6 +251,6 @@ await runBench(async () => {
       r.memory.browser_pss,
     ]),
   );
-  console.log(`\nours / Crawlee, by round: ${JSON.stringify(ratios)}`);
+  console.log(`\npages/min ratios, by round: ${JSON.stringify(ratios)}`);
   return runs.every((r) => r.errors === 0);
 });

@@ -27,6 +27,8 @@ const args = parseOptions({
   'js-every': '0',
   // With --pages, exactly that many pages after the warm-up instead of --seconds.
   pages: undefined,
+  // render_config.block_resources: style sheets refused too (the default of a job that keeps records only).
+  'block-resources': false,
   // Another process's site (bench/render-vs-crawlee.ts) instead of one of this process's own.
   origin: undefined,
 });
@@ -79,6 +81,7 @@ const renderOne = async () => {
     actions: ACTIONS,
     // One job's pages: the worker keeps a context and page per job (docs/api.md §23).
     isolationKey: 'bench-job',
+    blockResources: args['block-resources'],
   });
   rendered++;
   const wrong = renderedPageError(result.html, n);
@@ -123,6 +126,7 @@ const summary = {
   waitStrategy: WAIT,
   actions: ACTIONS.map((a) => a.type),
   mode: MODE,
+  blockResources: args['block-resources'],
   jsEvery: JS_EVERY,
   rendered,
   browserConcurrency: CONCURRENCY,

@@ -7,10 +7,11 @@ import type { Page } from 'puppeteer';
 export const QUIET_MS = 300;
 /**
  * The quiet a page needs when nothing is pending that could change its DOM soon (no timer due
- * within QUIET_MS, no animation frame, fetch or XHR, no socket, worker or string timer, no request
- * of the page in flight): waiting the full QUIET_MS then would only wait for nothing.
+ * within QUIET_MS, no animation frame, idle callback or scheduled task, fetch or XHR, no socket,
+ * worker or string timer, no request of the page in flight): waiting the full QUIET_MS then would
+ * only wait for nothing. It still spans a frame (16.7 ms), for observers that call back at the next.
  */
-export const IDLE_QUIET_MS = 30;
+export const IDLE_QUIET_MS = 20;
 /** The longest a page's DOM is waited on to settle; a page that never stops changing is read then. */
 export const SETTLE_MAX_MS = 5_000;
 
@@ -98,6 +99,42 @@ function tracker(key: string, quietMs: number): void {
     answer.then(done, done);
     return answer;
   };
+  // Idle callbacks and scheduled tasks count like timers until they have run.
+  const ric = own.requestIdleCallback;
+  if (typeof ric === 'function') {
+    const cic = own.cancelIdleCallback as Fn;
+    own.requestIdleCallback = function (this: unknown, callback: unknown, ...rest: unknown[]) {
+      const id = ric.call(
+        this,
+        function (this: unknown, ...args: unknown[]) {
+          timers.delete(`idle ${id}`);
+          return (callback as Fn).apply(this, args);
+        },
+        ...rest,
+      );
+      timers.add(`idle ${id}`);
+      return id;
+    };
+    own.cancelIdleCallback = function (this: unknown, id: unknown) {
+      timers.delete(`idle ${id}`);
+      return cic.call(this, id);
+    };
+  }
+  const scheduler = w.scheduler as unknown as Record<string, Fn> | undefined;
+  for (const name of ['postTask', 'yield']) {
+    const schedule = scheduler?.[name];
+    if (!scheduler || typeof schedule !== 'function') continue;
+    scheduler[name] = function (this: unknown, ...args: unknown[]) {
+      const task = {};
+      timers.add(task);
+      const done = schedule.apply(this, args) as Promise<unknown>;
+      done.then(
+        () => timers.delete(task),
+        () => timers.delete(task),
+      );
+      return done;
+    };
+  }
   const fetchOriginal = w.fetch;
   if (fetchOriginal) {
     w.fetch = function (this: unknown, ...args: Parameters<typeof fetch>) {
