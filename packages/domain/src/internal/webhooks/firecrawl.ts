@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Database, newId, type Prisma } from '@scrapejobs/db';
+import { firecrawlStatus } from '@scrapejobs/firecrawl';
 import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
 import { validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
@@ -107,6 +108,28 @@ export function jobWebhookRow(
   };
 }
 
+type FirecrawlEvent = (typeof FIRECRAWL_EVENT_OF)[FirecrawlSourceKind];
+
+/**
+ * The Firecrawl event an event is: a run that failed with some page stored is `completed`, as
+ * GET /v2/crawl/{id} reads it (firecrawlStatus), its failed pages listed under …/errors, while the
+ * native job is `failed` (docs/api.md §3.8).
+ */
+export function firecrawlEventOf(event: { kind: FirecrawlSourceKind; data: unknown }): FirecrawlEvent {
+  if (event.kind !== 'job.failed') return FIRECRAWL_EVENT_OF[event.kind];
+  const successful = (event.data as { error?: { successful_urls?: unknown } } | null)?.error?.successful_urls;
+  return firecrawlStatus('failed', typeof successful === 'number' ? successful : 0) === 'completed'
+    ? 'completed'
+    : 'failed';
+}
+
+/** Whether a job-scoped webhook that subscribed `events` (this service's kinds) wants this Firecrawl event. */
+export const wantsFirecrawlEvent = (events: readonly string[], wanted: FirecrawlEvent): boolean =>
+  events.some((kind) => isFirecrawlSourceKind(kind) && FIRECRAWL_EVENT_OF[kind] === wanted);
+
+/** A Firecrawl delivery's type that ends its crawl or batch (`crawl.completed`, `batch_scrape.failed`, …). */
+export const isFirecrawlTerminal = (type: string): boolean => /\.(completed|failed)$/.test(type);
+
 /**
  * A delivery's body in Firecrawl's shape `{success, type, id, webhookId, data, metadata, error}`:
  * `id` the run id (the compatible API's id), `webhookId` the event id (the same on every retry),
@@ -119,8 +142,9 @@ export function firecrawlBody(
   documents: readonly unknown[] = [],
 ): { type: string; body: string } {
   const data = (event.data ?? {}) as { run_id?: string; error?: { message?: string } };
-  const type = `${prefix}.${FIRECRAWL_EVENT_OF[event.kind]}`;
-  const failed = event.kind === 'job.failed';
+  const name = firecrawlEventOf(event);
+  const type = `${prefix}.${name}`;
+  const failed = name === 'failed';
   const body = {
     success: !failed,
     type,
