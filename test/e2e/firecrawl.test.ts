@@ -323,6 +323,7 @@ describe('raw HTTP', () => {
 /** A local webhook receiver recording each request, in the order they arrived. */
 async function webhookReceiver() {
   const hits: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const bodies = () => hits.map((h) => JSON.parse(h.body) as Record<string, unknown>);
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -335,7 +336,12 @@ async function webhookReceiver() {
   return {
     url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
     hits,
-    bodies: () => hits.map((h) => JSON.parse(h.body) as Record<string, unknown>),
+    bodies,
+    /** The bodies received once one of type `done` has come. */
+    async untilType(done: RegExp) {
+      await until(async () => bodies().some((b) => done.test(String(b.type))), 20_000, 20);
+      return bodies();
+    },
     close: () => new Promise((resolve) => receiver.close(resolve)),
   };
 }
@@ -373,8 +379,7 @@ describe('webhooks', () => {
       });
       expect(started.status).toBe(200);
       // crawl.completed comes after every other event of the crawl.
-      await until(async () => receiver.bodies().some((b) => b.type === 'crawl.completed'), 20_000, 20);
-      const bodies = receiver.bodies();
+      const bodies = await receiver.untilType(/^crawl\.completed$/);
       expect(bodies.at(-1)!.type).toBe('crawl.completed');
       expect(bodies.map((b) => b.type).sort()).toEqual([
         'crawl.completed',
@@ -421,12 +426,7 @@ describe('webhooks', () => {
       });
       expect(started.status).toBe(200);
       const id = started.body.id as string;
-      await until(
-        async () => receiver.bodies().some((b) => /^crawl\.(completed|failed)$/.test(String(b.type))),
-        20_000,
-        20,
-      );
-      const bodies = receiver.bodies();
+      const bodies = await receiver.untilType(/^crawl\.(completed|failed)$/);
       // Pages may come in any order, but both before the terminal event, which is the last.
       expect(bodies.map((b) => b.type).slice(-1)).toEqual(['crawl.completed']);
       expect(bodies.map((b) => b.type).sort()).toEqual([
@@ -457,6 +457,34 @@ describe('webhooks', () => {
       // The native job reads failed (docs/api.md §3.8): a URL failed.
       const run = await tdb.db.run.findUniqueOrThrow({ where: { id } });
       expect(run.status).toBe('failed');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('signs the first batch scrape webhook of an account that never made a secret, pages before batch_scrape.completed', async () => {
+    const receiver = await webhookReceiver();
+    const other = (await tdb.db.user.findUniqueOrThrow({ where: { email: 'other@example.com' } })).id;
+    try {
+      expect(await tdb.db.firecrawlWebhookSecret.count({ where: { userId: other } })).toBe(0);
+      const started = await raw(otherToken).post('/v2/batch/scrape', {
+        urls: [`${site.url}/mixed/a`, `${site.url}/mixed/gone`, `${site.url}/docs/p/3`],
+        webhook: { url: receiver.url, events: ['page', 'completed'] },
+      });
+      expect(started.status).toBe(200);
+      const bodies = await receiver.untilType(/^batch_scrape\.(completed|failed)$/);
+      expect(bodies.map((b) => b.type)).toEqual([
+        'batch_scrape.page',
+        'batch_scrape.page',
+        'batch_scrape.completed',
+      ]);
+      // Made at the call, and shown the same in the console (docs/api.md §26).
+      const secret = await api.webhooks.revealFirecrawlSecret({ userId: other });
+      expect(secret).toMatch(/^fcwhsec_/);
+      for (const h of receiver.hits) expect(h.headers['x-firecrawl-signature']).toBe(hmac(secret, h.body));
+      expect((await raw(otherToken).get(`/v2/batch/scrape/${started.body.id}`)).body.status).toBe(
+        'completed',
+      );
     } finally {
       await receiver.close();
     }

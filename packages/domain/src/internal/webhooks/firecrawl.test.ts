@@ -291,3 +291,20 @@ describe('checkJobWebhook', () => {
     await expect(check(firecrawl())).resolves.toBeUndefined();
   });
 });
+
+describe('the account’s Firecrawl webhook secret', () => {
+  const service = () =>
+    new WebhooksService(tdb.db, { box: new SecretBox(DEVELOPMENT_SECRET_KEY), allowPrivate: false });
+
+  it('is made once when first needed, concurrent calls included, and kept by later ones', async () => {
+    const owner = { userId: await user() };
+    await Promise.all(Array.from({ length: 5 }, () => service().ensureFirecrawlSecret(owner)));
+    const first = await service().revealFirecrawlSecret(owner);
+    expect(first).toMatch(/^fcwhsec_[\w-]{43}$/);
+    await service().ensureFirecrawlSecret(owner);
+    expect(await service().revealFirecrawlSecret(owner)).toBe(first);
+    const rotated = await service().rotateFirecrawlSecret(owner);
+    await service().ensureFirecrawlSecret(owner);
+    expect(await service().revealFirecrawlSecret(owner)).toBe(rotated);
+  });
+});

@@ -164,10 +164,13 @@ const secretContext = (userId: string) => `firecrawl-webhook-secret:${userId}`;
 export const openFirecrawlSecret = (box: SecretBox, sealed: string, userId: string): string =>
   box.open(sealed, secretContext(userId));
 
+const newSecret = () => `fcwhsec_${randomBytes(32).toString('base64url')}`;
+
 /**
- * The account's compatible-API webhook secret (docs/api.md §18): created or replaced here and
- * returned this once; the worker reads it at each delivery, so a rotation applies to every
- * delivery attempted after it, those of crawls already started included.
+ * The account's compatible-API webhook secret (docs/api.md §18, §26): made when first needed (the
+ * first crawl or batch with a webhook, or the console's account page), so that every Firecrawl
+ * webhook is signed; shown and rotated in the console. The worker reads it at each delivery, so
+ * a rotation applies to every delivery attempted after it, those of crawls already started included.
  */
 export class FirecrawlSecrets {
   readonly #db: Database;
@@ -189,9 +192,29 @@ export class FirecrawlSecrets {
     return row?.createdAt ?? null;
   }
 
-  /** A new secret replaces the current one (or is the first); the only time it is shown. */
+  /** Makes the account's secret unless it has one; concurrent calls keep a single secret. */
+  async ensure(userId: string): Promise<void> {
+    await this.#db.pool.query({
+      name: 'firecrawl-secret-ensure',
+      text: `INSERT INTO firecrawl_webhook_secrets (user_id, secret_encrypted, created_at)
+             VALUES ($1, $2, $3::timestamptz AT TIME ZONE 'UTC') ON CONFLICT (user_id) DO NOTHING`,
+      values: [userId, this.#box.seal(newSecret(), secretContext(userId)), this.#now()],
+    });
+  }
+
+  /** The account's secret (made first when it has none); throws SecretBoxError when it cannot be opened. */
+  async reveal(userId: string): Promise<string> {
+    await this.ensure(userId);
+    const row = await this.#db.firecrawlWebhookSecret.findUniqueOrThrow({
+      where: { userId },
+      select: { secretEncrypted: true },
+    });
+    return openFirecrawlSecret(this.#box, row.secretEncrypted, userId);
+  }
+
+  /** A new secret replaces the current one (or is the first), returned to be shown. */
   async rotate(userId: string): Promise<string> {
-    const secret = `fcwhsec_${randomBytes(32).toString('base64url')}`;
+    const secret = newSecret();
     const data = { secretEncrypted: this.#box.seal(secret, secretContext(userId)), createdAt: this.#now() };
     await this.#db.firecrawlWebhookSecret.upsert({
       where: { userId },
