@@ -6,6 +6,7 @@ import { buildTestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { refusingUrl } from '../support/fetch-servers.ts';
 import { startHttpsSite } from '../support/https-site.ts';
+import { jpegSize, pngSize } from '../support/images.ts';
 import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
 import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
@@ -140,6 +141,40 @@ describe('actions, images and attributes', () => {
       ],
       pdfs: [],
     });
+  });
+
+  it('takes the screenshot at the viewport asked for, a JPEG of its quality, in Chromium', async () => {
+    const image = async (url: string | undefined) => {
+      const res = await request(url!).get('').set('Authorization', `Bearer ${token}`).buffer(true);
+      expect(res.status).toBe(200);
+      return { type: res.headers['content-type'], body: res.body as Buffer };
+    };
+    const viewport = { width: 1024, height: 640 };
+    const jpeg = await sdk.scrape(`${site.url}/article`, {
+      formats: [{ type: 'screenshot', viewport, quality: 70 }],
+      maxAge: 0,
+    });
+    expect(jpeg.warning).toBeUndefined();
+    const shot = await image(jpeg.screenshot);
+    expect([shot.type, jpegSize(shot.body)]).toEqual(['image/jpeg', viewport]);
+    // A screenshot action's viewport, the whole page at that width.
+    const png = await sdk.scrape(`${site.url}/article`, {
+      formats: ['markdown'],
+      maxAge: 0,
+      actions: [{ type: 'screenshot', fullPage: true, viewport: { width: 480, height: 300 } }],
+    });
+    const action = await image((png.actions as { screenshots?: string[] } | undefined)?.screenshots?.[0]);
+    expect(action.type).toBe('image/png');
+    expect(pngSize(action.body).width).toBe(480);
+    expect(pngSize(action.body).height).toBeGreaterThanOrEqual(300);
+    const refused = await post('/v2/scrape', {
+      url: `${site.url}/article`,
+      formats: [{ type: 'screenshot', viewport: { width: 5000, height: 640 }, quality: 0 }],
+    });
+    expect([refused.status, refused.body.details]).toEqual([
+      400,
+      { 'formats[0].viewport.width': 'must be at most 3840', 'formats[0].quality': 'must be at least 1' },
+    ]);
   });
 
   it('lists the images and the attributes asked for', async () => {

@@ -33,6 +33,7 @@ export {
   JobsService,
   type JobsServiceOptions,
   type RunAnnouncer,
+  screenshotType,
   type TickOutcome,
 } from './internal/jobs/service.ts';
 export {

@@ -184,12 +184,18 @@ describe('render_config actions and screenshot', () => {
         { type: 'scroll', to: 'bottom', times: 1 },
       ],
       screenshot: true,
+      screenshot_options: null,
       mode: 'always',
       block_resources: null,
     });
     expect((await alice.post('/jobs', render({}))).body.render_config).toEqual(
       expect.objectContaining({ actions: [], screenshot: false }),
     );
+    const options = { viewport: { width: 1280, height: 720 }, quality: 80 };
+    expect(
+      (await alice.post('/jobs', render({ screenshot: true, screenshot_options: options }))).body
+        .render_config.screenshot_options,
+    ).toEqual({ ...options, full_page: true });
   });
 
   it.each([
@@ -216,6 +222,16 @@ describe('render_config actions and screenshot', () => {
       'render_config.actions[0].times',
     ],
     ['a screenshot that is not a boolean', { screenshot: 'yes' }, 'render_config.screenshot'],
+    [
+      'a screenshot viewport too wide',
+      { screenshot: true, screenshot_options: { viewport: { width: 3841, height: 600 } } },
+      'render_config.screenshot_options.viewport.width',
+    ],
+    [
+      'a screenshot quality over 100',
+      { screenshot: true, screenshot_options: { quality: 101 } },
+      'render_config.screenshot_options.quality',
+    ],
   ])('refuses %s with a 400 at its path', async (_, over, path) => {
     const res = await alice.post('/jobs', render(over));
     expect(res.status).toBe(400);

@@ -1,4 +1,4 @@
-import type { RenderAction } from '@scrapejobs/contracts';
+import type { RenderAction, ScreenshotOptions } from '@scrapejobs/contracts';
 import type { HTTPResponse, Page } from 'puppeteer';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 import { runActions, type ScriptReturn } from './actions.ts';
@@ -6,7 +6,7 @@ import { abortReason, RenderError } from './errors.ts';
 import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
 import { refuseResources } from './resources.ts';
-import { fullPageScreenshot, type Screenshot } from './screenshot.ts';
+import { applyViewport, type Screenshot, takeScreenshot } from './screenshot.ts';
 import { domSettled } from './settle.ts';
 
 export type WaitStrategy = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -27,6 +27,8 @@ export interface RenderRequest {
   actions?: readonly RenderAction[];
   /** A full-page PNG after the actions. */
   screenshot?: boolean;
+  /** The screenshot's viewport (the window the page is laid out in), JPEG quality and extent. */
+  screenshotOptions?: ScreenshotOptions | null;
   /**
    * Refuse what the DOM does not need beyond images, fonts and media (refused unless a screenshot
    * is asked): style sheets, beacons and other requests of no document (render_config.block_resources).
@@ -97,6 +99,7 @@ export async function renderInPage(
       const userAgent = req.request?.userAgent ?? req.userAgent;
       if (userAgent) await page.setUserAgent({ userAgent });
       if (req.request) await sendJobRequest(page, req.request, req.url);
+      if (req.screenshot) await applyViewport(page, req.screenshotOptions);
       await refuseResources(page, {
         keepMedia: req.screenshot === true,
         extras: req.blockResources === true,
@@ -186,7 +189,7 @@ function documentFailure(
 /** A screenshot that fails for the page's sake is reported, not fatal: the HTML still counts. */
 async function screenshotOf(page: Page, job: PageJob): Promise<Screenshot> {
   try {
-    return await fullPageScreenshot(page);
+    return await takeScreenshot(page, job.req.screenshotOptions ?? null);
   } catch (err) {
     const interrupted = interruption(err, page, job);
     if (interrupted) throw interrupted;

@@ -278,6 +278,7 @@ async function renderPage(
         ...(request && { request }),
         actions: render.actions,
         screenshot: render.screenshot,
+        screenshotOptions: render.screenshot_options,
         blockResources,
       });
       status = page.status;

@@ -67,6 +67,7 @@ function renderConfig(options: ScrapeOptions): RenderConfig {
     wait_timeout_ms: Math.min(options.timeout, MAX_RENDER_WAIT_MS),
     actions: options.renderActions,
     screenshot,
+    screenshot_options: screenshot ? options.screenshot : null,
     block_resources: null,
   };
 }
@@ -198,6 +199,7 @@ const MAP_OPTIONS: ScrapeOptions = {
   excludeTags: [],
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
+  screenshot: null,
   mobile: false,
   fetch: {
     headers: {},

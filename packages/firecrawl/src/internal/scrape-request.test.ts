@@ -23,6 +23,7 @@ describe('parseScrapeRequest', () => {
       excludeTags: [],
       timeout: 30_000,
       renderActions: [],
+      screenshot: null,
       mobile: false,
       fetch: {
         headers: {},

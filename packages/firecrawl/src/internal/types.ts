@@ -1,4 +1,4 @@
-import type { RenderAction, RequestCookie } from '@scrapejobs/contracts';
+import type { RenderAction, RequestCookie, ScreenshotOptions } from '@scrapejobs/contracts';
 
 /** The Firecrawl API version a request came in on: `/v1/…` takes v1's field names. */
 export type FirecrawlVersion = 'v1' | 'v2';
@@ -113,6 +113,8 @@ export interface ScrapeOptions {
   timeout: number;
   /** `waitFor` and `actions` as render steps, in order. */
   renderActions: RenderAction[];
+  /** The screenshot's viewport, quality and extent (render_config.screenshot_options); null: the defaults. */
+  screenshot: ScreenshotOptions | null;
   /** Firecrawl's `mobile`: the page is rendered as a phone would show it. */
   mobile: boolean;
   fetch: FetchSettings;
