@@ -138,14 +138,18 @@ describe('scrapes and crawls by id', () => {
       delay: 2,
       sitemap: 'skip',
       excludePaths: ['^/private/'],
-      scrapeOptions: { formats: ['markdown'] },
+      scrapeOptions: { formats: ['markdown'], headers: { Authorization: 'Bearer ongoing-secret' } },
     });
+    // The pages' header values are secrets (docs/api.md §14): shown masked.
     const options = {
       limit: 5,
       delay: 2,
       sitemap: 'skip',
       excludePaths: ['^/private/'],
-      scrapeOptions: expect.objectContaining({ formats: ['markdown'] }),
+      scrapeOptions: expect.objectContaining({
+        formats: ['markdown'],
+        headers: { Authorization: '********' },
+      }),
     };
     const active = await sdk.getActiveCrawls();
     expect(active.crawls).toEqual([
@@ -159,6 +163,7 @@ describe('scrapes and crawls by id', () => {
     for (const path of ['/v2/crawl/ongoing', '/v1/crawl/active']) {
       const res = await raw.get(path);
       expect(res.status).toBe(200);
+      expect(res.text).not.toContain('ongoing-secret');
       expect(res.body.crawls.map((c: { id: string }) => c.id)).toEqual([started.id]);
     }
     // Another account sees none of them.

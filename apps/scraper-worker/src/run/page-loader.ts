@@ -153,6 +153,7 @@ export class RunFetching {
         headers: opened.headers,
         cookies: opened.cookies,
         basicAuth: opened.basic_auth,
+        authorization: opened.authorization,
         authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
         skipTlsVerification: opened.skip_tls_verification,

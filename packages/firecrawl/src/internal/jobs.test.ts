@@ -185,6 +185,7 @@ describe('scrapeJob', () => {
       headers: {},
       cookies: [],
       basic_auth: null,
+      authorization: null,
       user_agent: null,
       skip_tls_verification: true,
     });
@@ -199,6 +200,7 @@ describe('scrapeJob', () => {
       headers: { 'X-Key': 'k' },
       cookies: [{ name: 'sid', value: '1', domain: null, path: '/' }],
       basic_auth: { username: 'u', password: 'p' },
+      authorization: null,
       user_agent: MOBILE_USER_AGENT,
       skip_tls_verification: false,
     });
@@ -273,6 +275,7 @@ describe('crawlJob', () => {
       headers: { 'X-A': 'b' },
       cookies: [],
       basic_auth: null,
+      authorization: null,
       user_agent: null,
       skip_tls_verification: false,
     });

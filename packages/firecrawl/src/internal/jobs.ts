@@ -73,13 +73,15 @@ function renderConfig(options: ScrapeOptions): RenderConfig {
 }
 
 function requestSettings(fetch: FetchSettings): CreateJobInput['request'] {
-  const { headers, cookies, basicAuth, userAgent, skipTlsVerification } = fetch;
-  const none = Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null;
+  const { headers, cookies, basicAuth, authorization, userAgent, skipTlsVerification } = fetch;
+  const none =
+    Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null && authorization === null;
   if (none && userAgent === null && !skipTlsVerification) return null;
   return {
     headers,
     cookies,
     basic_auth: basicAuth,
+    authorization,
     user_agent: userAgent,
     skip_tls_verification: skipTlsVerification,
   };
@@ -205,6 +207,7 @@ const MAP_OPTIONS: ScrapeOptions = {
     headers: {},
     cookies: [],
     basicAuth: null,
+    authorization: null,
     userAgent: null,
     country: null,
     skipTlsVerification: false,

@@ -29,6 +29,7 @@ describe('parseScrapeRequest', () => {
         headers: {},
         cookies: [],
         basicAuth: null,
+        authorization: null,
         userAgent: null,
         country: null,
         skipTlsVerification: false,

@@ -85,6 +85,8 @@ export interface FetchSettings {
   headers: Record<string, string>;
   cookies: RequestCookie[];
   basicAuth: { username: string; password: string } | null;
+  /** An `Authorization` header of another scheme (`Bearer …`), sent as given to the URL's origin. */
+  authorization: string | null;
   userAgent: string | null;
   /** ISO 3166-1 alpha-2, upper case: the proxy country (`location.country`). */
   country: string | null;
