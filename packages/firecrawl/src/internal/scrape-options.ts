@@ -91,6 +91,8 @@ const v2Fields = {
     .optional()
     .refine((v) => v === undefined || v === false, 'the option "redactPII" is not supported by this service'),
   profile: unsupportedOption('profile'),
+  // Firecrawl's MCP server sends its catalogue's calls (firecrawl_find_tools) as scrapes.
+  alexandria: unsupportedOption('alexandria'),
   domainTools: onlyBoolean(false, 'there are no domain tools'),
   toolDetail: z.string().optional(),
 };
