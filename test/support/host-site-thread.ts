@@ -7,7 +7,14 @@ import { parentPort } from 'node:worker_threads';
 
 /** Messages from the test's side. */
 export type ToThread =
-  | { type: 'answer'; id: number; status: number; headers: Record<string, string>; body: string; delayMs: number }
+  | {
+      type: 'answer';
+      id: number;
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+      delayMs: number;
+    }
   | { type: 'hold'; id: number }
   | { type: 'release' }
   | { type: 'close' };
@@ -38,7 +45,13 @@ const server = createServer((req, res) => {
     flight.now--;
     pending.delete(id);
     held.delete(res);
-    post({ type: 'over', id, end: Date.now(), ...(status !== undefined && { status }), inFlight: flight.now });
+    post({
+      type: 'over',
+      id,
+      end: Date.now(),
+      ...(status !== undefined && { status }),
+      inFlight: flight.now,
+    });
   };
   res.on('close', () => over());
   pending.set(id, { res, start, over });
@@ -75,4 +88,6 @@ port.on('message', (message: ToThread) => {
   setTimeout(send, Math.max(0, start + message.delayMs - Date.now()));
 });
 
-server.listen(0, '127.0.0.1', () => post({ type: 'listening', port: (server.address() as AddressInfo).port }));
+server.listen(0, '127.0.0.1', () =>
+  post({ type: 'listening', port: (server.address() as AddressInfo).port }),
+);
