@@ -31,8 +31,12 @@ export type AttemptObserver = (outcome: 'succeeded' | 'retrying' | 'failed', dur
 /** How long a job waits when PostgreSQL failed it, without using up one of its attempts. */
 const INFRA_RETRY_MS = 5_000;
 
-/** How long a crawl's terminal delivery waits, without using up an attempt, while its pages are still being sent. */
-const PAGES_FIRST_MS = 250;
+/**
+ * How long a crawl's terminal delivery waits, without using up an attempt, while its pages are
+ * still being sent: a tenth of its wait so far, from 250 ms to a minute, so that one whose pages
+ * are retried for hours does not ask PostgreSQL four times a second meanwhile.
+ */
+const pagesFirstMs = (waitedMs: number) => Math.min(Math.max(250, waitedMs / 10), 60_000);
 
 /**
  * Sends one attempt of a delivery and records it. Idempotent against the queue's
@@ -84,7 +88,7 @@ export class DeliveryProcessor {
     if (outcome === 'wait') {
       if (token === undefined)
         throw new Error('a terminal delivery waits for its pages, which needs the job token');
-      await job.moveToDelayed(Date.now() + PAGES_FIRST_MS, token);
+      await job.moveToDelayed(Date.now() + pagesFirstMs(Date.now() - job.timestamp), token);
       throw new DelayedError();
     }
     if (outcome === 'skipped') return 'skipped';
