@@ -6,6 +6,7 @@ import { buildTestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { refusingUrl } from '../support/fetch-servers.ts';
 import { startHttpsSite } from '../support/https-site.ts';
+import { jpegSize, pngSize } from '../support/images.ts';
 import { type Proc, scraperWorkerEnv, startApp } from '../support/processes.ts';
 import { testPrefix } from '../support/redis.ts';
 import { startSite } from '../support/site.ts';
@@ -24,6 +25,8 @@ let secure: Awaited<ReturnType<typeof startHttpsSite>>;
 let token: string;
 let sdk: Firecrawl;
 const prefix = testPrefix();
+/** The Authorization header of each request for /private, in order. */
+const authorizations: (string | undefined)[] = [];
 
 const ARTICLE = `<!doctype html><html lang="en"><head><title>Article</title></head><body>
 <main><h1>Article</h1><p>A page about <a class="ref" href="/a" data-id="1">one</a> and
@@ -46,7 +49,8 @@ beforeAll(async () => {
   sdk = new Firecrawl({ apiKey: token, apiUrl: base });
   site = await startSite((req, res) => {
     const path = new URL(req.url ?? '/', 'http://site').pathname;
-    if (path !== '/article') return false;
+    if (path === '/private') authorizations.push(req.headers.authorization);
+    if (path !== '/article' && path !== '/private') return false;
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.end(ARTICLE);
     return true;
@@ -142,6 +146,40 @@ describe('actions, images and attributes', () => {
     });
   });
 
+  it('takes the screenshot at the viewport asked for, a JPEG of its quality, in Chromium', async () => {
+    const image = async (url: string | undefined) => {
+      const res = await request(url!).get('').set('Authorization', `Bearer ${token}`).buffer(true);
+      expect(res.status).toBe(200);
+      return { type: res.headers['content-type'], body: res.body as Buffer };
+    };
+    const viewport = { width: 1024, height: 640 };
+    const jpeg = await sdk.scrape(`${site.url}/article`, {
+      formats: [{ type: 'screenshot', viewport, quality: 70 }],
+      maxAge: 0,
+    });
+    expect(jpeg.warning).toBeUndefined();
+    const shot = await image(jpeg.screenshot);
+    expect([shot.type, jpegSize(shot.body)]).toEqual(['image/jpeg', viewport]);
+    // A screenshot action's viewport, the whole page at that width.
+    const png = await sdk.scrape(`${site.url}/article`, {
+      formats: ['markdown'],
+      maxAge: 0,
+      actions: [{ type: 'screenshot', fullPage: true, viewport: { width: 480, height: 300 } }],
+    });
+    const action = await image((png.actions as { screenshots?: string[] } | undefined)?.screenshots?.[0]);
+    expect(action.type).toBe('image/png');
+    expect(pngSize(action.body).width).toBe(480);
+    expect(pngSize(action.body).height).toBeGreaterThanOrEqual(300);
+    const refused = await post('/v2/scrape', {
+      url: `${site.url}/article`,
+      formats: [{ type: 'screenshot', viewport: { width: 5000, height: 640 }, quality: 0 }],
+    });
+    expect([refused.status, refused.body.details]).toEqual([
+      400,
+      { 'formats[0].viewport.width': 'must be at most 3840', 'formats[0].quality': 'must be at least 1' },
+    ]);
+  });
+
   it('lists the images and the attributes asked for', async () => {
     const doc = await sdk.scrape(`${site.url}/article`, {
       formats: ['images', { type: 'attributes', selectors: [{ selector: 'a.ref', attribute: 'data-id' }] }],
@@ -149,6 +187,47 @@ describe('actions, images and attributes', () => {
     expect(doc.images).toEqual([`${site.url}/img/one.png`, 'https://cdn.test/two.jpg']);
     expect(doc.attributes).toEqual([{ selector: 'a.ref', attribute: 'data-id', values: ['1', '2'] }]);
     expect(doc.rawHtml).toBeUndefined();
+  });
+});
+
+describe('an Authorization header of any scheme', () => {
+  const SECRET = 'Bearer tok-e2e-9f3c';
+
+  it('is sent to the page’s origin, fetched or rendered, never across a redirect, never shown or logged', async () => {
+    const other = await startSite((req, res) => {
+      authorizations.push(`other: ${req.headers.authorization ?? 'none'}`);
+      res.setHeader('Content-Type', 'text/html');
+      res.end('<!doctype html><html><head><title>Other</title></head><body><h1>Other</h1></body></html>');
+      return true;
+    });
+    try {
+      const headers = { Authorization: SECRET };
+      const fetched = await sdk.scrape(`${site.url}/private`, { headers, maxAge: 0 });
+      expect(fetched.metadata?.statusCode).toBe(200);
+      // waitFor renders the page: Chromium sends it too.
+      await sdk.scrape(`${site.url}/private`, { headers, maxAge: 0, waitFor: 50 });
+      const moved = await sdk.scrape(
+        `${site.url}/redirect?to=${encodeURIComponent(`${other.url}/landing`)}`,
+        {
+          headers,
+          maxAge: 0,
+        },
+      );
+      expect(moved.metadata?.title).toBe('Other');
+      expect(authorizations).toEqual([SECRET, SECRET, 'other: none']);
+
+      // The native job behind the scrape shows it masked and stores it sealed.
+      const runId = fetched.metadata?.scrapeId as string;
+      const { jobId } = await tdb.db.run.findUniqueOrThrow({ where: { id: runId } });
+      const detail = await request(base).get(`/jobs/${jobId}`).set('Authorization', `Bearer ${token}`);
+      expect(detail.body.request).toMatchObject({ authorization: '********', basic_auth: null });
+      const row = await tdb.db.job.findUniqueOrThrow({ where: { id: jobId } });
+      for (const text of [detail.text, JSON.stringify(row.request), JSON.stringify(row.firecrawl)])
+        expect(text).not.toContain('tok-e2e-9f3c');
+      expect(JSON.stringify(worker.logs)).not.toContain('tok-e2e-9f3c');
+    } finally {
+      await other.close();
+    }
   });
 });
 

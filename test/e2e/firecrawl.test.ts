@@ -38,6 +38,10 @@ const index = `<!doctype html><html><head><title>Docs</title></head><body><h1>Do
   (_, i) => `<li><a href="/docs/p/${i + 1}">Topic ${i + 1}</a></li>`,
 ).join('')}</ul><a href="/blog/news">Blog</a></body></html>`;
 
+/** Three pages, one of which (/mixed/gone) answers 404. */
+const mixed = `<!doctype html><html><head><title>Mixed</title></head><body><h1>Mixed</h1>
+<a href="/mixed/a">A</a> <a href="/mixed/gone">Gone</a></body></html>`;
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
   server = createServer((req, res) => api.app(req, res));
@@ -71,6 +75,8 @@ beforeAll(async () => {
     } else if (path === '/docs/') res.end(index);
     else if (n && Number(n) <= 135) res.end(page(Number(n)));
     else if (path === '/blog/news' || path === '/private/secret') res.end(page(999));
+    else if (path === '/mixed/') res.end(mixed);
+    else if (path === '/mixed/a') res.end(page(1));
     else return false;
     return true;
   });
@@ -314,20 +320,36 @@ describe('raw HTTP', () => {
   });
 });
 
-describe('webhooks', () => {
-  it('sends crawl.started, a crawl.page per page and crawl.completed in Firecrawl’s shape, signed with the account’s secret', async () => {
-    const hits: { headers: IncomingHttpHeaders; body: string }[] = [];
-    const receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        hits.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.end('ok');
-      });
+/** A local webhook receiver recording each request, in the order they arrived. */
+async function webhookReceiver() {
+  const hits: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const bodies = () => hits.map((h) => JSON.parse(h.body) as Record<string, unknown>);
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      hits.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.end('ok');
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const webhookWorker = startApp('webhook-worker', {
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    hits,
+    bodies,
+    /** The bodies received once one of type `done` has come. */
+    async untilType(done: RegExp) {
+      await until(async () => bodies().some((b) => done.test(String(b.type))), 20_000, 20);
+      return bodies();
+    },
+    close: () => new Promise((resolve) => receiver.close(resolve)),
+  };
+}
+
+describe('webhooks', () => {
+  let webhookWorker: Proc;
+  beforeAll(async () => {
+    webhookWorker = startApp('webhook-worker', {
       DATABASE_URL: tdb.url,
       REDIS_URL,
       QUEUE_PREFIX: prefix.prefix,
@@ -336,22 +358,29 @@ describe('webhooks', () => {
       WEBHOOK_SECRET_KEY: KEY.toString('hex'),
       WEBHOOK_OUTBOX_POLL_MS: '50',
     });
+    await webhookWorker.waitForLog((l) => l.msg === 'webhook worker started');
+  });
+  afterAll(() => webhookWorker.kill('SIGTERM'));
+
+  const userId = async () =>
+    (await tdb.db.user.findUniqueOrThrow({ where: { email: 'crawler@example.com' } })).id;
+  const hmac = (secret: string, body: string) =>
+    `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+  it('sends crawl.started, a crawl.page per page and crawl.completed in Firecrawl’s shape, signed with the account’s secret', async () => {
+    const receiver = await webhookReceiver();
     try {
-      await webhookWorker.waitForLog((l) => l.msg === 'webhook worker started');
-      const { id: userId } = await tdb.db.user.findUniqueOrThrow({ where: { email: 'crawler@example.com' } });
-      const secret = await api.webhooks.rotateFirecrawlSecret({ userId });
+      const secret = await api.webhooks.rotateFirecrawlSecret({ userId: await userId() });
       const started = await raw().post('/v2/crawl', {
         url: `${site.url}/docs/`,
         limit: 3,
         sitemap: 'skip',
-        webhook: { url: hook, headers: { 'X-Receiver-Token': 'r1' }, metadata: { a: 1 } },
+        webhook: { url: receiver.url, headers: { 'X-Receiver-Token': 'r1' }, metadata: { a: 1 } },
       });
       expect(started.status).toBe(200);
-      await until(async () => hits.length >= 5, 20_000, 20);
-      // Nothing more comes: each page once.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const bodies = hits.map((h) => JSON.parse(h.body) as Record<string, unknown>);
-      // Deliveries are independent: in any order.
+      // crawl.completed comes after every other event of the crawl.
+      const bodies = await receiver.untilType(/^crawl\.completed$/);
+      expect(bodies.at(-1)!.type).toBe('crawl.completed');
       expect(bodies.map((b) => b.type).sort()).toEqual([
         'crawl.completed',
         'crawl.page',
@@ -375,16 +404,89 @@ describe('webhooks', () => {
       );
       for (const d of pages) expect(d.markdown).toMatch(/^# (Docs|Topic \d)$/m);
       expect(new Set(bodies.map((b) => b.webhookId)).size).toBe(5);
-      for (const h of hits) {
-        const signature = `sha256=${createHmac('sha256', secret).update(h.body).digest('hex')}`;
-        expect(h.headers['x-firecrawl-signature']).toBe(signature);
+      for (const h of receiver.hits) {
+        expect(h.headers['x-firecrawl-signature']).toBe(hmac(secret, h.body));
         expect(h.headers['content-type']).toBe('application/json');
         expect(h.headers['x-receiver-token']).toBe('r1');
       }
       expect((await sdk.getCrawlStatus(started.body.id)).status).toBe('completed');
     } finally {
-      await webhookWorker.kill('SIGTERM');
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
+    }
+  });
+
+  it('completes a crawl whose pages partly failed, as its status reads, after every crawl.page, the 404 under its errors', async () => {
+    const receiver = await webhookReceiver();
+    try {
+      const started = await raw().post('/v2/crawl', {
+        url: `${site.url}/mixed/`,
+        limit: 3,
+        sitemap: 'skip',
+        webhook: receiver.url,
+      });
+      expect(started.status).toBe(200);
+      const id = started.body.id as string;
+      const bodies = await receiver.untilType(/^crawl\.(completed|failed)$/);
+      // Pages may come in any order, but both before the terminal event, which is the last.
+      expect(bodies.map((b) => b.type).slice(-1)).toEqual(['crawl.completed']);
+      expect(bodies.map((b) => b.type).sort()).toEqual([
+        'crawl.completed',
+        'crawl.page',
+        'crawl.page',
+        'crawl.started',
+      ]);
+      expect(bodies.at(-1)).toMatchObject({ success: true, id, data: [] });
+      expect(bodies.at(-1)).not.toHaveProperty('error');
+      const pages = bodies.filter((b) => b.type === 'crawl.page').map((b) => (b.data as Document[])[0]!);
+      expect(pages.map((d) => d.metadata.sourceURL).sort()).toEqual([
+        `${site.url}/mixed/`,
+        `${site.url}/mixed/a`,
+      ]);
+      const status = await raw().get(`/v2/crawl/${id}`);
+      expect([status.body.status, status.body.total, status.body.completed]).toEqual(['completed', 3, 2]);
+      const errors = await raw().get(`/v2/crawl/${id}/errors`);
+      expect(errors.body.errors).toEqual([
+        {
+          id: expect.any(String),
+          url: `${site.url}/mixed/gone`,
+          error: expect.stringContaining('404'),
+          timestamp: expect.any(String),
+          code: expect.any(String),
+        },
+      ]);
+      // The native job reads failed (docs/api.md §3.8): a URL failed.
+      const run = await tdb.db.run.findUniqueOrThrow({ where: { id } });
+      expect(run.status).toBe('failed');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('signs the first batch scrape webhook of an account that never made a secret, pages before batch_scrape.completed', async () => {
+    const receiver = await webhookReceiver();
+    const other = (await tdb.db.user.findUniqueOrThrow({ where: { email: 'other@example.com' } })).id;
+    try {
+      expect(await tdb.db.firecrawlWebhookSecret.count({ where: { userId: other } })).toBe(0);
+      const started = await raw(otherToken).post('/v2/batch/scrape', {
+        urls: [`${site.url}/mixed/a`, `${site.url}/mixed/gone`, `${site.url}/docs/p/3`],
+        webhook: { url: receiver.url, events: ['page', 'completed'] },
+      });
+      expect(started.status).toBe(200);
+      const bodies = await receiver.untilType(/^batch_scrape\.(completed|failed)$/);
+      expect(bodies.map((b) => b.type)).toEqual([
+        'batch_scrape.page',
+        'batch_scrape.page',
+        'batch_scrape.completed',
+      ]);
+      // Made at the call, and shown the same in the console (docs/api.md §26).
+      const secret = await api.webhooks.revealFirecrawlSecret({ userId: other });
+      expect(secret).toMatch(/^fcwhsec_/);
+      for (const h of receiver.hits) expect(h.headers['x-firecrawl-signature']).toBe(hmac(secret, h.body));
+      expect((await raw(otherToken).get(`/v2/batch/scrape/${started.body.id}`)).body.status).toBe(
+        'completed',
+      );
+    } finally {
+      await receiver.close();
     }
   });
 });

@@ -1,8 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Firecrawl from '@mendable/firecrawl-js';
-import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { TokenLedger } from '@scrapejobs/llm';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -10,6 +8,7 @@ import { buildTestApi } from '../support/api.ts';
 import { type ChatServer, carefulModel, startChatServer } from '../support/chat-server.ts';
 import { client } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { firecrawlMcp } from '../support/mcp.ts';
 import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
 import { REDIS_URL, testPrefix } from '../support/redis.ts';
 import { startSearxng } from '../support/searxng.ts';
@@ -19,7 +18,6 @@ import { startSite } from '../support/site.ts';
 // the real API (listening), a real scraper worker, a local shop site, a stand-in chat-completions
 // server and a stand-in SearXNG; driven natively, by Firecrawl's SDK and by its MCP server.
 
-const MCP_SERVER = new URL('../../node_modules/firecrawl-mcp/dist/index.js', import.meta.url).pathname;
 const TOKENS_PER_DAY = 5_000;
 const SCHEMA = {
   type: 'object',
@@ -332,15 +330,7 @@ describe('search', () => {
 
 describe("Firecrawl's MCP server", () => {
   it('gets the object of firecrawl_scrape with formats json, and results from firecrawl_search', async () => {
-    const mcp = new McpClient({ name: 'scrapejobs-test', version: '1.0.0' });
-    await mcp.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [MCP_SERVER],
-        env: { PATH: process.env.PATH ?? '', FIRECRAWL_API_URL: base, FIRECRAWL_API_KEY: token },
-        stderr: 'ignore',
-      }),
-    );
+    const mcp = await firecrawlMcp(base, token);
     try {
       const scraped = await mcp.callTool({
         name: 'firecrawl_scrape',

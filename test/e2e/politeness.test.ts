@@ -60,7 +60,6 @@ async function site(route?: Route): Promise<HostSite> {
 
 const workerEnv = (over: Record<string, string>) =>
   scraperWorkerEnv(tdb.url, prefix.prefix, {
-    RUN_LOCK_MS: '2000',
     EXTRACTION_THREADS: '2',
     ...over,
   });

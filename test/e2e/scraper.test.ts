@@ -313,10 +313,11 @@ describe('scraper worker', () => {
   });
 
   it('gives its URLs back on SIGTERM and another worker completes the run with no duplicate', async () => {
-    const first = await startWorker();
+    // Both workers are up before the run, so that the first is stopped a few pages in: the job's
+    // rate limit keeps the run going for at least 5 s after that, however slow a worker's start.
+    const [first, second] = await Promise.all([startWorker(), startWorker()]);
     const { jobId, runId } = await runJob({ source: `${site.url}/slow/[1-30]?ms=150`, rate_limit: 300 });
     await until(async () => (await recordCount(tdb.db, runId)) >= 4 || null, 10_000);
-    const second = await startWorker();
     expect(await recordCount(tdb.db, runId)).toBeLessThan(60);
     expect(await first.kill('SIGTERM')).toBe(0);
     expect(first.logs.some((l) => l.msg === 'run finished')).toBe(false);

@@ -13,6 +13,7 @@ import {
   UsageService,
   type WebhooksService,
 } from '@scrapejobs/domain';
+import { errorBody, unsupportedMessage } from '@scrapejobs/firecrawl';
 import { type LlmEnv, modelSettings, TokenLedger } from '@scrapejobs/llm';
 import type { Logger } from '@scrapejobs/logging';
 import { histogram, type Registry } from '@scrapejobs/observability';
@@ -204,6 +205,10 @@ export function createApp(deps: AppParts): ApiApp {
     proxies: config.PROXY_URLS,
   });
   app.use(['/v1', '/v2'], firecrawl);
+  // Firecrawl's catalogue of data providers (its MCP server's firecrawl_find_tools) lives outside /v2.
+  app.get('/exchange/discover', (_req: Request, res: Response) => {
+    res.status(501).json(errorBody(unsupportedMessage({ feature: 'the Alexandria catalogue' })));
+  });
   app.use(auth);
   app.use(limit);
   app.use(mountRoutes(routes));

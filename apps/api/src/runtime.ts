@@ -116,6 +116,10 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   });
   // One for the API and the console: its cap on downloads counts both.
   const results = new ResultsService(db);
+  const webhooks = new WebhooksService(db, {
+    box,
+    allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  });
   const services: ApiServices = {
     jobs,
     keys: new KeysService(
@@ -134,11 +138,9 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
       runEnds: runEndsHeard(connect('run-ends'), config.QUEUE_PREFIX, (err) =>
         log.warn({ err: err.message }, 'not listening for the ends of runs; scrapes wait by looking'),
       ),
+      ensureWebhookSecret: (owner) => webhooks.ensureFirecrawlSecret(owner),
     }),
-    webhooks: new WebhooksService(db, {
-      box,
-      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-    }),
+    webhooks,
     accounts: new Accounts(db),
   };
   const registry = createRegistry('api');

@@ -2,6 +2,7 @@ import { newId } from '@scrapejobs/db';
 import {
   type DeliveryStore,
   type DeliveryWithWebhook,
+  isFirecrawlTerminal,
   openFirecrawlSecret,
   readEntry,
 } from '@scrapejobs/domain';
@@ -29,6 +30,13 @@ export type AttemptObserver = (outcome: 'succeeded' | 'retrying' | 'failed', dur
 
 /** How long a job waits when PostgreSQL failed it, without using up one of its attempts. */
 const INFRA_RETRY_MS = 5_000;
+
+/**
+ * How long a crawl's terminal delivery waits, without using up an attempt, while its pages are
+ * still being sent: a tenth of its wait so far, from 250 ms to a minute, so that one whose pages
+ * are retried for hours does not ask PostgreSQL four times a second meanwhile.
+ */
+const pagesFirstMs = (waitedMs: number) => Math.min(Math.max(250, waitedMs / 10), 60_000);
 
 /**
  * Sends one attempt of a delivery and records it. Idempotent against the queue's
@@ -67,14 +75,20 @@ export class DeliveryProcessor {
     const expected = prior + (resend ? 0 : job.attemptsMade);
     const attempt = resend ? 1 : expected + 1;
     const lastAttempt = resend ? 1 : prior + (job.opts.attempts ?? 1);
-    let outcome: { result: PostResult; final: boolean } | 'skipped' | 'retry';
+    let outcome: { result: PostResult; final: boolean } | 'skipped' | 'retry' | 'wait';
     try {
-      outcome = await this.#attempt(job.data.deliveryId, expected, attempt, attempt >= lastAttempt);
+      outcome = await this.#attempt(job.data.deliveryId, expected, attempt, attempt >= lastAttempt, !resend);
     } catch (err) {
       // PostgreSQL unreachable or similar: wait, without counting an attempt (BullMQ would).
       if (token === undefined) throw err;
       this.#log.warn({ delivery_id: job.data.deliveryId, err: (err as Error).message }, 'delivery postponed');
       await job.moveToDelayed(Date.now() + INFRA_RETRY_MS, token);
+      throw new DelayedError();
+    }
+    if (outcome === 'wait') {
+      if (token === undefined)
+        throw new Error('a terminal delivery waits for its pages, which needs the job token');
+      await job.moveToDelayed(Date.now() + pagesFirstMs(Date.now() - job.timestamp), token);
       throw new DelayedError();
     }
     if (outcome === 'skipped') return 'skipped';
@@ -86,7 +100,14 @@ export class DeliveryProcessor {
     throw new DeliveryAttemptError(`attempt ${attempt} failed: ${reason}`);
   }
 
-  async #attempt(deliveryId: string, expected: number, attempt: number, lastAttempt: boolean) {
+  /** One attempt; with `inOrder`, a crawl's terminal delivery waits ('wait') until its pages are sent. */
+  async #attempt(
+    deliveryId: string,
+    expected: number,
+    attempt: number,
+    lastAttempt: boolean,
+    inOrder: boolean,
+  ) {
     const d = await this.#store.load(deliveryId);
     const skip = (why: string) => {
       this.#log.info({ delivery_id: deliveryId, why }, 'delivery skipped');
@@ -110,6 +131,15 @@ export class DeliveryProcessor {
       await this.#store.failWithoutAttempt(d.id);
       return skip('the webhook is inactive');
     }
+    // Firecrawl's consumers stop at crawl.completed: it goes after every crawl.page (docs/api.md §26).
+    if (
+      inOrder &&
+      d.style === 'firecrawl' &&
+      d.job_id !== null &&
+      isFirecrawlTerminal(d.event_kind) &&
+      (await this.#store.pagesOutstanding(d.webhook_id, d.job_id))
+    )
+      return 'wait' as const;
 
     const at = this.#now();
     const headers = this.#headers(d, attempt, at);

@@ -3,7 +3,7 @@ import { newId } from '@scrapejobs/db';
 import { DeliveryStore, WebhooksService } from '@scrapejobs/domain';
 import { createLogger } from '@scrapejobs/logging';
 import { SecretBox } from '@scrapejobs/outbound';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts';
 import { DeliveryProcessor } from './delivery.ts';
 
@@ -35,7 +35,7 @@ const BODY =
   '{"success":true,"type":"crawl.started","id":"run_1","webhookId":"evt_1","data":[],"metadata":{"a":1}}';
 
 /** A user with a crawl, its Firecrawl webhook (with headers) and a pending delivery of it. */
-async function firecrawlDelivery() {
+async function firecrawlDelivery(kind = 'crawl.started', events = ['job.started']) {
   const userId = newId('usr');
   await tdb.db.user.create({ data: { id: userId, email: `${userId}@x.test` } });
   const jobId = newId('job');
@@ -57,7 +57,7 @@ async function firecrawlDelivery() {
       userId,
       mode: 'test',
       url: 'https://93.184.215.14/hook',
-      events: ['job.started'],
+      events,
       secretEncrypted: '',
       jobId,
       style: 'firecrawl',
@@ -68,11 +68,13 @@ async function firecrawlDelivery() {
   });
   const id = newId('dlv');
   await tdb.db.delivery.create({
-    data: { id, webhookId, eventId: newId('evt'), eventKind: 'crawl.started', body: BODY },
+    data: { id, webhookId, eventId: newId('evt'), eventKind: kind, body: BODY },
   });
-  return { id, owner: { userId } };
+  return { id, owner: { userId }, jobId, webhookId };
 }
 
+/** Times the queue entry of each delivery was moved to delayed (an attempt postponed, not made). */
+const delayed = new Map<string, number>();
 const job = (deliveryId: string, attemptsMade: number) =>
   ({
     name: 'deliver',
@@ -80,7 +82,9 @@ const job = (deliveryId: string, attemptsMade: number) =>
     data: { deliveryId },
     attemptsMade,
     opts: { attempts: 6 },
-    moveToDelayed: async () => {},
+    moveToDelayed: async () => {
+      delayed.set(deliveryId, (delayed.get(deliveryId) ?? 0) + 1);
+    },
   }) as unknown as Job<{ deliveryId: string }>;
 
 const hmac = (secret: string, body: string) =>
@@ -122,5 +126,42 @@ describe('a Firecrawl-style delivery', () => {
     }).rotateFirecrawlSecret(owner);
     await expect(processor.process(job(id, 0), 'token')).rejects.toThrow('cannot be opened');
     expect(posts).toEqual([]);
+  });
+});
+
+describe('a crawl’s terminal delivery', () => {
+  const terminal = () =>
+    firecrawlDelivery('crawl.completed', ['job.started', 'firecrawl.page', 'job.completed', 'job.failed']);
+
+  it('waits, without an attempt, while a page event of its job is not yet fanned out or a page delivery is pending', async () => {
+    const { id, owner, jobId, webhookId } = await terminal();
+    await service.rotateFirecrawlSecret(owner);
+    const eventId = newId('evt');
+    await tdb.db.event.create({
+      data: { id: eventId, userId: owner.userId, mode: 'test', jobId, kind: 'firecrawl.page', data: {} },
+    });
+    await expect(processor.process(job(id, 0), 'token')).rejects.toThrow(DelayedError);
+    // Fanned out: its delivery is pending, through its first attempt and its retries.
+    await tdb.db.event.update({ where: { id: eventId }, data: { dispatchedAt: new Date() } });
+    const page = newId('dlv');
+    await tdb.db.delivery.create({
+      data: { id: page, webhookId, eventId, eventKind: 'crawl.page', body: BODY, attempts: 2 },
+    });
+    await expect(processor.process(job(id, 0), 'token')).rejects.toThrow(DelayedError);
+    expect([posts, delayed.get(id)]).toEqual([[], 2]);
+    expect((await tdb.db.delivery.findUniqueOrThrow({ where: { id } })).attempts).toBe(0);
+    // The page delivered (or given up on): the terminal event goes.
+    await tdb.db.delivery.update({ where: { id: page }, data: { status: 'succeeded' } });
+    await expect(processor.process(job(id, 0), 'token')).rejects.toThrow('attempt 1 failed');
+    expect(posts.map((p) => p.body)).toEqual([BODY]);
+  });
+
+  it('does not wait for the page events of a webhook that did not ask for pages', async () => {
+    const { id, owner, jobId } = await firecrawlDelivery('crawl.completed', ['job.completed']);
+    await tdb.db.event.create({
+      data: { id: newId('evt'), userId: owner.userId, mode: 'test', jobId, kind: 'firecrawl.page', data: {} },
+    });
+    await expect(processor.process(job(id, 0), 'token')).rejects.toThrow('attempt 1 failed');
+    expect(posts).toHaveLength(1);
   });
 });

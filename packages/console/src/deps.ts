@@ -34,6 +34,8 @@ export interface ConsoleServices {
     | 'resend'
     | 'test'
     | 'firecrawlSecretCreatedAt'
+    | 'ensureFirecrawlSecret'
+    | 'revealFirecrawlSecret'
     | 'rotateFirecrawlSecret'
   >;
 }

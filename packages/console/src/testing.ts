@@ -104,6 +104,8 @@ export async function consoleFixture(email: string): Promise<ConsoleFixture> {
           resend: unused,
           test: unused,
           firecrawlSecretCreatedAt: (owner) => webhooks.firecrawlSecretCreatedAt(owner),
+          ensureFirecrawlSecret: (owner) => webhooks.ensureFirecrawlSecret(owner),
+          revealFirecrawlSecret: (owner) => webhooks.revealFirecrawlSecret(owner),
           rotateFirecrawlSecret: (owner) => webhooks.rotateFirecrawlSecret(owner),
         },
       },

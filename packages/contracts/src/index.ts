@@ -40,6 +40,7 @@ export type {
   RunUrlView,
   RunView,
   Scheduling,
+  ScreenshotOptions,
   UpdateJobInput,
   UrlStatusName,
 } from './jobs.ts';
@@ -76,6 +77,7 @@ export {
   runSchema,
   runUrlListSchema,
   runUrlSchema,
+  SCREENSHOT_VIEWPORT,
   SKIP_CODES,
   schedulingSchema,
   URL_STATUSES,

@@ -74,6 +74,31 @@ export const schedulingSchema = z
 export const RENDER_MODES = ['always', 'auto'] as const;
 export type RenderModeName = (typeof RENDER_MODES)[number];
 
+/** Bounds of a screenshot's window (docs/api.md §14): up to 4K wide, as tall as the capture may be. */
+export const SCREENSHOT_VIEWPORT = {
+  minWidth: 100,
+  maxWidth: 3840,
+  minHeight: 100,
+  maxHeight: 4320,
+} as const;
+
+/** How the screenshot is taken (docs/api.md §14); null: a full-page PNG at the renderer's 800 px window. */
+export const screenshotOptionsSchema = z.strictObject({
+  /** The browser window the page is laid out and captured in. */
+  viewport: z
+    .strictObject({
+      width: z.int().min(SCREENSHOT_VIEWPORT.minWidth).max(SCREENSHOT_VIEWPORT.maxWidth),
+      height: z.int().min(SCREENSHOT_VIEWPORT.minHeight).max(SCREENSHOT_VIEWPORT.maxHeight),
+    })
+    .nullable()
+    .default(null),
+  /** A JPEG of this quality; null: a PNG. */
+  quality: z.int().min(1).max(100).nullable().default(null),
+  /** The whole page (true), or only the window (false, with a viewport). */
+  full_page: z.boolean().default(true),
+});
+export type ScreenshotOptions = z.output<typeof screenshotOptionsSchema>;
+
 export const renderConfigSchema = z.strictObject({
   enabled: z.boolean().default(false),
   wait_strategy: z.enum(WAIT_STRATEGIES).default('load'),
@@ -82,6 +107,8 @@ export const renderConfigSchema = z.strictObject({
   actions: z.array(renderActionSchema).max(20).default([]),
   /** A full-page PNG of each rendered URL, kept with the run (docs/api.md §14). */
   screenshot: z.boolean().default(false),
+  /** The screenshot's window, image type and extent; null: the defaults (docs/api.md §14). */
+  screenshot_options: screenshotOptionsSchema.nullable().default(null),
   /**
    * `always` renders every page; `auto` fetches each page plainly first and renders only those
    * that need it (docs/api.md §23).

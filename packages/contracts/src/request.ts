@@ -43,7 +43,7 @@ const headersSchema = z.preprocess(
       else if (REFUSED.has(lower) || lower.startsWith('proxy-'))
         message =
           lower === 'authorization'
-            ? 'may not be set here: use basic_auth'
+            ? 'may not be set here: use basic_auth or authorization'
             : lower === 'cookie'
               ? 'may not be set here: use cookies'
               : 'may not be set: the service sets it';
@@ -74,34 +74,54 @@ const cookieSchema = z.strictObject({
 });
 
 /** The `request` job field (docs/api.md §14): what every fetch and render of the job sends. */
-export const requestSchema = z.strictObject({
-  headers: headersSchema.default({}),
-  cookies: z.array(cookieSchema).max(100).default([]),
-  basic_auth: z
-    .strictObject({
-      username: z
-        .string()
-        .max(256)
-        .refine((s) => !/[\r\n:]/.test(s), 'must not contain CR, LF or :'),
-      password: z.string().max(1024).refine(noLineBreak, LINE_BREAK),
-    })
-    .nullable()
-    .default(null),
-  user_agent: z
-    .string()
-    .min(1)
-    .max(512)
-    .refine(noLineBreak, LINE_BREAK)
-    .refine(fieldText, FIELD_TEXT)
-    .nullable()
-    .default(null),
-  skip_tls_verification: z
-    .boolean()
-    .default(false)
-    .describe(
-      "accept an https site's certificate without checking it (expired, self-signed, another name's)",
-    ),
-});
+export const requestSchema = z
+  .strictObject({
+    headers: headersSchema.default({}),
+    cookies: z.array(cookieSchema).max(100).default([]),
+    basic_auth: z
+      .strictObject({
+        username: z
+          .string()
+          .max(256)
+          .refine((s) => !/[\r\n:]/.test(s), 'must not contain CR, LF or :'),
+        password: z.string().max(1024).refine(noLineBreak, LINE_BREAK),
+      })
+      .nullable()
+      .default(null),
+    user_agent: z
+      .string()
+      .min(1)
+      .max(512)
+      .refine(noLineBreak, LINE_BREAK)
+      .refine(fieldText, FIELD_TEXT)
+      .nullable()
+      .default(null),
+    authorization: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine(noLineBreak, LINE_BREAK)
+      .refine(fieldText, FIELD_TEXT)
+      .nullable()
+      .default(null)
+      .describe(
+        "the whole Authorization header value, any scheme (`Bearer …`), sent only to the source's origins; a secret",
+      ),
+    skip_tls_verification: z
+      .boolean()
+      .default(false)
+      .describe(
+        "accept an https site's certificate without checking it (expired, self-signed, another name's)",
+      ),
+  })
+  .superRefine((request, ctx) => {
+    if (request.basic_auth !== null && request.authorization !== null)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['authorization'],
+        message: 'give either basic_auth or authorization: both are the Authorization header',
+      });
+  });
 
 export type RequestSettings = z.output<typeof requestSchema>;
 export type RequestCookie = RequestSettings['cookies'][number];

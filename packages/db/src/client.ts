@@ -13,12 +13,27 @@ export interface DatabaseOptions {
 
 export type Database = PrismaClient & { pool: pg.Pool };
 
-/** A Prisma client over a pg pool that fails fast when PostgreSQL is unreachable. */
+/** A new connection not made in this long means PostgreSQL is unreachable. */
+const CONNECT_TIMEOUT_MS = 1_500;
+
+/** A pg client that gives up connecting after CONNECT_TIMEOUT_MS, whatever its pool waits for a free one. */
+class Client extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
+/**
+ * A Prisma client over a pg pool that fails fast when PostgreSQL is unreachable (a connection not
+ * made within 1.5 s), while a burst of requests waits for a busy pool's connections as long as a
+ * query may take: a busy pool is no outage.
+ */
 export function createDatabase({ url, max = 10, queryTimeoutMs = 10_000 }: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: 1_500,
+    Client,
+    connectionTimeoutMillis: queryTimeoutMs,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
   });
@@ -41,7 +56,7 @@ const UNAVAILABLE_CODES = new Set([
   'EHOSTUNREACH',
 ]);
 const UNAVAILABLE_TEXT =
-  /connection terminated|timeout exceeded when trying to connect|query read timeout|connection refused|can't reach database|server closed the connection|the database system is (starting up|shutting down)|terminating connection/i;
+  /connection terminated|timeout exceeded when trying to connect|^timeout expired$|query read timeout|connection refused|can't reach database|server closed the connection|the database system is (starting up|shutting down)|terminating connection/i;
 
 /**
  * Whether an error means "PostgreSQL is unreachable" rather than a bug or a constraint, or that it

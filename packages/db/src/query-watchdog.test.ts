@@ -73,3 +73,33 @@ describe('query time-out', () => {
     expect((await db.pool.query('SELECT 6 AS six')).rows).toEqual([{ six: 6 }]);
   });
 });
+
+describe('waiting for a connection', () => {
+  it('lets a request wait for a busy pool longer than a connection may take to be made', async () => {
+    const busy = createDatabase({ url: tdb.url, max: 1, queryTimeoutMs: 20_000 });
+    try {
+      const held = await busy.pool.connect();
+      const waiting = busy.pool.query('SELECT 7 AS seven');
+      // Past the 1.5 s a new connection has to be made.
+      await new Promise((r) => setTimeout(r, 2_000));
+      held.release();
+      expect((await waiting).rows).toEqual([{ seven: 7 }]);
+    } finally {
+      await busy.pool.end();
+    }
+  });
+
+  it('gives up making a connection to a server that never answers long before a busy pool’s wait ends', async () => {
+    const url = new URL(tdb.url);
+    url.port = String(proxy.port);
+    const stalled = createDatabase({ url: url.toString(), max: 1, queryTimeoutMs: 20_000 });
+    try {
+      await proxy.stall();
+      const { err, ms } = await failure(stalled.pool.query('SELECT 8'));
+      expect(isDatabaseUnavailable(err)).toBe(true);
+      expect(ms).toBeLessThan(10_000);
+    } finally {
+      await stalled.pool.end();
+    }
+  });
+});

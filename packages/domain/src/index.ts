@@ -33,6 +33,7 @@ export {
   JobsService,
   type JobsServiceOptions,
   type RunAnnouncer,
+  screenshotType,
   type TickOutcome,
 } from './internal/jobs/service.ts';
 export {
@@ -122,7 +123,7 @@ export {
   readEntry,
 } from './internal/webhooks/entries.ts';
 export { type DeliveryQueue, OutboxFanOut, startFanOutLoop } from './internal/webhooks/fan-out.ts';
-export { type JobWebhook, openFirecrawlSecret } from './internal/webhooks/firecrawl.ts';
+export { isFirecrawlTerminal, type JobWebhook, openFirecrawlSecret } from './internal/webhooks/firecrawl.ts';
 export {
   type DeliveryRow,
   toDeliveryView,

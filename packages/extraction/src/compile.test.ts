@@ -136,10 +136,14 @@ describe('compileJob', () => {
     );
   });
 
-  test('names a query that is too expensive to compile', () => {
-    expect(() =>
-      compileJob([{ name: 'slow', type: 'xpath', query: 'count((1 to 100000000000) ! 1)' }]),
-    ).toThrow('query "slow": too expensive to compile (took longer than 1000 ms)');
+  test('names a query that is too expensive to compile within the page time limit, and never allows it less than 1 s', () => {
+    const slow = [{ name: 'slow', type: 'xpath' as const, query: 'count((1 to 100000000000) ! 1)' }];
+    expect(() => compileJob(slow, { timeLimitMs: 1500 })).toThrow(
+      'query "slow": too expensive to compile (took longer than 1500 ms)',
+    );
+    expect(() => compileJob(slow, { timeLimitMs: 100 })).toThrow(
+      'query "slow": too expensive to compile (took longer than 1000 ms)',
+    );
   });
 
   test('limits that are not positive integers are a RangeError', () => {

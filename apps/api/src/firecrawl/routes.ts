@@ -1,5 +1,5 @@
 import type { ProxyEntry } from '@scrapejobs/config';
-import type { CreateJobInput } from '@scrapejobs/contracts';
+import { type CreateJobInput, SECRET_MASK } from '@scrapejobs/contracts';
 import {
   ACCEPTED_BEYOND_MAX_PAGES,
   AppError,
@@ -545,9 +545,23 @@ const warned = (document: FirecrawlDocument, warnings: readonly string[]): Firec
 /** Request fields that are not a crawl's options (its webhook may carry secrets in its headers). */
 const NOT_OPTIONS = new Set(['url', 'webhook', 'origin', 'integration']);
 
-/** A crawl's options as Firecrawl's active crawls show them: the request as given, but its URL and webhook. */
-const crawlOptionsShown = (body: unknown): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([k]) => !NOT_OPTIONS.has(k)));
+/**
+ * A crawl's options as Firecrawl's active crawls show them: the request as given, but its URL and
+ * webhook, and with the values of its pages' `headers` masked (secrets of docs/api.md §14: an
+ * `Authorization` or `Cookie` among them).
+ */
+function crawlOptionsShown(body: unknown): Record<string, unknown> {
+  const shown = Object.fromEntries(
+    Object.entries(body as Record<string, unknown>).filter(([k]) => !NOT_OPTIONS.has(k)),
+  );
+  const scrape = shown.scrapeOptions as { headers?: unknown } | null | undefined;
+  if (typeof scrape?.headers === 'object' && scrape.headers !== null)
+    shown.scrapeOptions = {
+      ...scrape,
+      headers: Object.fromEntries(Object.keys(scrape.headers).map((name) => [name, SECRET_MASK])),
+    };
+  return shown;
+}
 
 /** A parsed request's value, or the 400 of its problems in Firecrawl's shape. */
 function valid<T>(parsed: Parsed<T>): T {

@@ -51,6 +51,7 @@ describe('POST /jobs', () => {
         wait_timeout_ms: 30000,
         actions: [],
         screenshot: false,
+        screenshot_options: null,
         mode: 'always',
         block_resources: null,
       },

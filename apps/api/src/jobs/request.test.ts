@@ -46,6 +46,7 @@ describe('the request field', () => {
       cookies: [{ name: 'session', value: MASK, domain: 'shop.example', path: '/' }],
       basic_auth: { username: 'ada', password: MASK },
       user_agent: 'ShopWatch/1.0',
+      authorization: null,
       skip_tls_verification: true,
     };
     expect(res.body.request).toEqual(masked);
@@ -61,10 +62,45 @@ describe('the request field', () => {
       ],
       basic_auth: REQUEST.basic_auth,
       user_agent: 'ShopWatch/1.0',
+      authorization: null,
       skip_tls_verification: true,
     });
     // A sealed value belongs to its job: copied to another, it does not open.
     expect(() => openRequest(box, 'job_01JD000000000000000000000A', row)).toThrow(/authenticate/);
+  });
+
+  it('takes an Authorization value of any scheme, sealed, masked, kept by a PUT that sends the mask back', async () => {
+    const res = await alice.post(
+      '/jobs',
+      validJob({ request: { authorization: 'Bearer tok-secret-9', headers: { 'X-A': 'a' } } }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.request).toMatchObject({ authorization: MASK, basic_auth: null });
+    const id = res.body.job_id as string;
+    expect(JSON.stringify(await stored(id))).not.toMatch(/tok-secret/);
+    expect(JSON.stringify((await alice.get(`/jobs/${id}`)).body)).not.toMatch(/tok-secret/);
+    expect(openRequest(box, id, await stored(id)).authorization).toBe('Bearer tok-secret-9');
+    await alice.put(`/jobs/${id}`, { request: { authorization: MASK, user_agent: 'ua/1' } });
+    expect(openRequest(box, id, await stored(id)).authorization).toBe('Bearer tok-secret-9');
+    await alice.put(`/jobs/${id}`, { request: { authorization: 'Token new-secret' } });
+    expect(openRequest(box, id, await stored(id)).authorization).toBe('Token new-secret');
+    const both = await alice.post(
+      '/jobs',
+      validJob({ request: { authorization: 'Bearer x', basic_auth: { username: 'u', password: 'p' } } }),
+    );
+    expect([both.status, both.body.details]).toEqual([
+      400,
+      {
+        'request.authorization': 'give either basic_auth or authorization: both are the Authorization header',
+      },
+    ]);
+    const header = await alice.post(
+      '/jobs',
+      validJob({ request: { headers: { Authorization: 'Bearer x' } } }),
+    );
+    expect(header.body.details).toEqual({
+      'request.headers.Authorization': 'may not be set here: use basic_auth or authorization',
+    });
   });
 
   it('keeps each stored secret whose mask comes back in a PUT, and takes new values', async () => {
@@ -90,6 +126,7 @@ describe('the request field', () => {
       ],
       basic_auth: { username: 'grace', password: MASK },
       user_agent: null,
+      authorization: null,
       skip_tls_verification: false,
     });
     expect(openRequest(box, id, await stored(id))).toEqual({
@@ -101,6 +138,7 @@ describe('the request field', () => {
       ],
       basic_auth: { username: 'grace', password: 'pass-secret-1' },
       user_agent: null,
+      authorization: null,
       skip_tls_verification: false,
     });
     // A name updated without `request` keeps it; null clears it.
@@ -184,12 +222,18 @@ describe('render_config actions and screenshot', () => {
         { type: 'scroll', to: 'bottom', times: 1 },
       ],
       screenshot: true,
+      screenshot_options: null,
       mode: 'always',
       block_resources: null,
     });
     expect((await alice.post('/jobs', render({}))).body.render_config).toEqual(
       expect.objectContaining({ actions: [], screenshot: false }),
     );
+    const options = { viewport: { width: 1280, height: 720 }, quality: 80 };
+    expect(
+      (await alice.post('/jobs', render({ screenshot: true, screenshot_options: options }))).body
+        .render_config.screenshot_options,
+    ).toEqual({ ...options, full_page: true });
   });
 
   it.each([
@@ -216,6 +260,16 @@ describe('render_config actions and screenshot', () => {
       'render_config.actions[0].times',
     ],
     ['a screenshot that is not a boolean', { screenshot: 'yes' }, 'render_config.screenshot'],
+    [
+      'a screenshot viewport too wide',
+      { screenshot: true, screenshot_options: { viewport: { width: 3841, height: 600 } } },
+      'render_config.screenshot_options.viewport.width',
+    ],
+    [
+      'a screenshot quality over 100',
+      { screenshot: true, screenshot_options: { quality: 101 } },
+      'render_config.screenshot_options.quality',
+    ],
   ])('refuses %s with a 400 at its path', async (_, over, path) => {
     const res = await alice.post('/jobs', render(over));
     expect(res.status).toBe(400);

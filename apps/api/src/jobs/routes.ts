@@ -14,7 +14,7 @@ import {
   runUrlListSchema,
   updateJobSchema,
 } from '@scrapejobs/contracts';
-import { type JobsService, toDetail, toRunView } from '@scrapejobs/domain';
+import { type JobsService, screenshotType, toDetail, toRunView } from '@scrapejobs/domain';
 import type { z } from 'zod';
 import { defineRoute, type RouteDef } from '../http/routes.ts';
 import { type JobInputRules, parseCreateJob, parseUpdateJob } from './input.ts';
@@ -190,7 +190,10 @@ export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
       scope: 'jobs:read',
       summary: "A rendered URL's full-page PNG (render_config.screenshot): its item's screenshot_url",
       responses: {
-        200: { description: 'The PNG (`image/png`).' },
+        200: {
+          description:
+            'The PNG (`image/png`), or a JPEG (`image/jpeg`) when render_config.screenshot_options.quality is set.',
+        },
         404: { description: 'No such run, or no screenshot of that URL.' },
       },
       handler: async ({ principal, params }) => {
@@ -198,7 +201,7 @@ export function jobRoutes(jobs: JobsService, rules: JobInputRules): RouteDef[] {
         return {
           status: 200,
           headers: {
-            'Content-Type': 'image/png',
+            'Content-Type': screenshotType(png),
             'Content-Length': String(png.length),
             'Cache-Control': 'private, max-age=3600',
           },

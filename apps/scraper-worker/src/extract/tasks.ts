@@ -62,7 +62,7 @@ async function extractTask(task: ExtractTask, timeLimitMs: number): Promise<Page
   const { links, page, document: spec } = task;
   const entry = compiledFor(task.key, () => ({
     job: compileJob(task.queries, { timeLimitMs }),
-    links: links ? compileLinks(links.follow) : null,
+    links: links ? compileLinks(links.follow, timeLimitMs) : null,
     filter: links ? filterOf(links.filter) : null,
   }));
   let html: string;

@@ -38,7 +38,7 @@ function hasAnythingToSend(request: OutgoingRequest): boolean {
   return (
     Object.keys(request.headers).length > 0 ||
     request.cookies.length > 0 ||
-    (request.basicAuth !== null && request.authOrigins.length > 0)
+    ((request.basicAuth !== null || Boolean(request.authorization)) && request.authOrigins.length > 0)
   );
 }
 

@@ -1,4 +1,4 @@
-import type { RenderAction } from '@scrapejobs/contracts';
+import type { RenderAction, ScreenshotOptions } from '@scrapejobs/contracts';
 import type { HTTPRequest, HTTPResponse, Page } from 'puppeteer';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 import { runActions, type ScriptReturn } from './actions.ts';
@@ -6,7 +6,7 @@ import { abortReason, RenderError } from './errors.ts';
 import { sendJobRequest } from './job-request.ts';
 import { PROXY_MARK_HEADER, type ProxyEvent, type ProxyEventKind, type ProxyLease } from './proxy.ts';
 import { refuseResources } from './resources.ts';
-import { fullPageScreenshot, type Screenshot } from './screenshot.ts';
+import { applyViewport, type Screenshot, takeScreenshot } from './screenshot.ts';
 import { settledHtml } from './settle.ts';
 
 export type WaitStrategy = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -27,6 +27,8 @@ export interface RenderRequest {
   actions?: readonly RenderAction[];
   /** A full-page PNG after the actions. */
   screenshot?: boolean;
+  /** The screenshot's viewport (the window the page is laid out in), JPEG quality and extent. */
+  screenshotOptions?: ScreenshotOptions | null;
   /**
    * Renders with the same key may share a browser context and page, one after another (the
    * renderer adds the render's settings to it); without one the render gets a context of its own.
@@ -117,6 +119,8 @@ export async function renderInPage(
         userAgents.set(page, userAgent);
       }
       const intercepting = req.request ? await sendJobRequest(page, req.request, req.url) : false;
+      // A kept page has the viewport of its job's screenshot options already (the slot's key has them).
+      if (req.screenshot) await applyViewport(page, req.screenshotOptions);
       await refuseResources(
         page,
         { keepMedia: req.screenshot === true, extras: req.blockResources === true },
@@ -214,7 +218,7 @@ function documentFailure(
 /** A screenshot that fails for the page's sake is reported, not fatal: the HTML still counts. */
 async function screenshotOf(page: Page, job: PageJob): Promise<Screenshot> {
   try {
-    return await fullPageScreenshot(page);
+    return await takeScreenshot(page, job.req.screenshotOptions ?? null);
   } catch (err) {
     const interrupted = interruption(err, page, job);
     if (interrupted) throw interrupted;

@@ -186,6 +186,7 @@ function slotKey(req: RenderRequest): string | null {
     req.userAgent ?? null,
     req.request ?? null,
     req.screenshot === true,
+    req.screenshotOptions ?? null,
     req.blockResources === true,
   ]);
 }

@@ -2,7 +2,8 @@
 
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { RenderAction } from '@scrapejobs/contracts';
+import type { RenderAction, ScreenshotOptions } from '@scrapejobs/contracts';
+import { jpegSize } from '../../../../test/support/images.ts';
 import { html, type LocalServer, startServer } from '../../../../test/support/render-servers.ts';
 import { Renderer } from './index.ts';
 
@@ -75,12 +76,18 @@ afterAll(async () => {
   await server?.close();
 });
 
-const render = (path: string, screenshot: boolean, actions: RenderAction[] = []) =>
+const render = (
+  path: string,
+  screenshot: boolean,
+  actions: RenderAction[] = [],
+  screenshotOptions: ScreenshotOptions | null = null,
+) =>
   renderer.render({
     url: `${server.origin}${path}`,
     waitStrategy: 'load',
     waitTimeoutMs: 10_000,
     screenshot,
+    screenshotOptions,
     actions,
   });
 
@@ -108,6 +115,32 @@ describe('screenshots', () => {
     expect(page.screenshot).toBeNull();
     expect(page.screenshotError).toMatch(/^The screenshot is [\d.]+ MiB, more than the 10 MiB allowed\.$/);
     expect(page.html).toContain('<p id="text">noisy</p>');
+  });
+
+  test('a viewport lays the page out at its width; the capture is the window alone, or the whole page with full_page', async () => {
+    const viewport = { width: 1_200, height: 700 };
+    const window = await render('/blue', true, [], { viewport, quality: null, full_page: false });
+    expect(pngHeader(window.screenshot as Buffer)).toMatchObject({ width: 1_200, height: 700 });
+    const whole = await render('/blue', true, [], { viewport, quality: null, full_page: true });
+    expect(pngHeader(whole.screenshot as Buffer)).toMatchObject({ width: 1_200, height: 1_500 });
+    // A page shorter than the window fills the window.
+    const narrow = await render('/blue?height=300', true, [], {
+      viewport: { width: 390, height: 844 },
+      quality: null,
+      full_page: true,
+    });
+    expect(pngHeader(narrow.screenshot as Buffer)).toMatchObject({ width: 390, height: 844 });
+  });
+
+  test('a quality makes a JPEG of the same size, smaller at a lower quality', async () => {
+    const viewport = { width: 1_024, height: 600 };
+    const high = await render('/noise', true, [], { viewport, quality: 90, full_page: false });
+    const low = await render('/noise', true, [], { viewport, quality: 10, full_page: false });
+    expect(jpegSize(high.screenshot as Buffer)).toEqual({ width: 1_024, height: 600 });
+    expect(jpegSize(low.screenshot as Buffer)).toEqual({ width: 1_024, height: 600 });
+    expect((low.screenshot as Buffer).length).toBeLessThan((high.screenshot as Buffer).length / 2);
+    const fullPage = await render('/blue', true, [], { viewport: null, quality: 80, full_page: true });
+    expect(jpegSize(fullPage.screenshot as Buffer)).toEqual({ width: 800, height: 1_500 });
   });
 
   test('no screenshot is taken when none is asked for', async () => {

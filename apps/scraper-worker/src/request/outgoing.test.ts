@@ -58,4 +58,14 @@ describe('outgoingHeaders', () => {
       'X-Api-Key': 'k',
     });
   });
+
+  it('sends an authorization of any scheme as given, only to the source origins', () => {
+    const bearer = { ...req, basicAuth: null, authorization: 'Bearer t0k' };
+    expect(outgoingHeaders(bearer, new URL('https://shop.example/a'), 'https://shop.example')).toMatchObject({
+      authorization: 'Bearer t0k',
+    });
+    expect(outgoingHeaders(bearer, new URL('https://other.example/'), 'https://other.example')).toEqual({
+      'X-Api-Key': 'k',
+    });
+  });
 });

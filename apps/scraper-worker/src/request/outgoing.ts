@@ -9,6 +9,8 @@ export interface OutgoingRequest {
   cookies: readonly OutgoingCookie[];
   /** Sent (as `Authorization: Basic`) only to `authOrigins`. */
   basicAuth: { username: string; password: string } | null;
+  /** An `Authorization` value of any scheme, sent as it is only to `authOrigins` (a job has this or basicAuth). */
+  authorization?: string | null;
   /** The source's origins. */
   authOrigins: readonly string[];
   /** Replaces SCRAPER_USER_AGENT for the job. */
@@ -52,7 +54,8 @@ export function cookieHeader(url: URL, cookies: readonly OutgoingCookie[]): stri
 /**
  * The job's own headers for one request to `url`, which started as a request to `origin` (the
  * URL asked for; a redirect hop keeps it): nothing once a redirect left that origin; else the
- * headers, the cookies that match, and basic auth when it is one of the source's origins.
+ * headers, the cookies that match, and basic auth or the authorization when it is one of the
+ * source's origins.
  */
 export function outgoingHeaders(req: OutgoingRequest, url: URL, origin: string): Record<string, string> {
   if (url.origin !== origin) return {};
@@ -62,6 +65,6 @@ export function outgoingHeaders(req: OutgoingRequest, url: URL, origin: string):
   if (req.basicAuth && req.authOrigins.includes(url.origin)) {
     const { username, password } = req.basicAuth;
     out.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
-  }
+  } else if (req.authorization && req.authOrigins.includes(url.origin)) out.authorization = req.authorization;
   return out;
 }

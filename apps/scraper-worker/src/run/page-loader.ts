@@ -153,6 +153,7 @@ export class RunFetching {
         headers: opened.headers,
         cookies: opened.cookies,
         basicAuth: opened.basic_auth,
+        authorization: opened.authorization,
         authOrigins: [...new Set(seedUrls(this.#settings).map(originOf))],
         userAgent: opened.user_agent,
         skipTlsVerification: opened.skip_tls_verification,
@@ -278,6 +279,7 @@ async function renderPage(
         ...(request && { request }),
         actions: render.actions,
         screenshot: render.screenshot,
+        screenshotOptions: render.screenshot_options,
         blockResources,
         // A job's pages may share a context and page; a job is one user's (docs/api.md §23).
         isolationKey: jobId,

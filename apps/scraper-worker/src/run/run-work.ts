@@ -48,6 +48,12 @@ export const MAX_THROTTLES = 5;
  * robots.txt keeps answering 503 counts as unreachable (its URLs are skipped, RFC 9309 §2.3.1.3).
  */
 const ROBOTS_THROTTLES = 2;
+/**
+ * Added to a robots.txt Crawl-delay between two starts: what lies between a start and its request
+ * reaching the site (a host place, a connection, a busy worker) varies by tens of ms, and the
+ * site must see its requests at least the delay apart.
+ */
+const CRAWL_DELAY_MARGIN_MS = 100;
 const FOREVER = Number.MAX_SAFE_INTEGER;
 
 /** What pacing a URL's requests came to: the time waited (not its duration), the 429/503 answers. */
@@ -495,7 +501,12 @@ export class RunWork {
             : 0;
           if (delayMs > 0)
             starts.push(
-              await this.#nextStart(`${this.runId}@${target.host}`, 60_000 / delayMs, signal, maxWaitMs),
+              await this.#nextStart(
+                `${this.runId}@${target.host}`,
+                60_000 / (delayMs + CRAWL_DELAY_MARGIN_MS),
+                signal,
+                maxWaitMs,
+              ),
             );
           const place = await this.#deps.hosts.acquire(hostOf(target), this.userId, signal, maxWaitMs);
           if ('retryAt' in place) throw new TooFar(place.retryAt);

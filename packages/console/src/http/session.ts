@@ -23,8 +23,8 @@ export interface SessionData {
   flash?: Flash | undefined;
   /** A new API token to show on the next page, once; deleted as it is shown. */
   reveal?: { name: string; token: string; replaced: boolean } | undefined;
-  /** A new Firecrawl webhook secret to show on the next account page, once; deleted as it is shown. */
-  revealFirecrawlSecret?: string | undefined;
+  /** The Firecrawl webhook secret to show on the next account page (just rotated or asked for), once; deleted as it is shown. */
+  revealFirecrawlSecret?: { secret: string; rotated: boolean } | undefined;
 }
 
 export interface Session {

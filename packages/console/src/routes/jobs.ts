@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { CHANGE_TYPES, downloadQuerySchema, issuesToDetails, URL_STATUSES } from '@scrapejobs/contracts';
-import type { Run } from '@scrapejobs/domain';
+import { type Run, screenshotType } from '@scrapejobs/domain';
 import type { Router } from 'express';
 import type { ConsoleDeps, Owner } from '../deps.ts';
 import { attempt, type Kit } from '../http/kit.ts';
@@ -137,7 +137,7 @@ export function jobsRoutes(router: Router, kit: Kit, deps: ConsoleDeps): void {
     const { id, runId, n } = req.params;
     const png = await jobs.screenshot(kit.owner(req), String(id), String(runId), String(n));
     res.set({
-      'Content-Type': 'image/png',
+      'Content-Type': screenshotType(png),
       'Content-Length': String(png.length),
       'Cache-Control': 'private',
     });

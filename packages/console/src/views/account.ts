@@ -6,13 +6,15 @@ import { type PageContext, page, postButton } from './layout.ts';
 export interface FirecrawlSecretState {
   /** When the current secret was made, or null without one. */
   createdAt: Date | null;
-  /** A secret just made, shown on this page only. */
-  newSecret?: string | undefined;
+  /** The secret, shown on this page only: just rotated, or asked for. */
+  shown?: { secret: string; rotated: boolean } | undefined;
 }
 
-function newSecretPanel(secret: string): SafeHtml {
+function secretPanel({ secret, rotated }: { secret: string; rotated: boolean }): SafeHtml {
   return html`<div class="panel panel-token">
-  <p><strong>Copy this secret now: it is shown only once.</strong> Any previous secret no longer signs deliveries.</p>
+  <p><strong>Copy this secret now: it is shown on this page only.</strong>${
+    rotated ? html` Any previous secret no longer signs deliveries.` : html``
+  }</p>
   <div class="copy-row">
     <label for="new-firecrawl-secret" class="visually-hidden">Firecrawl webhook secret</label>
     <textarea id="new-firecrawl-secret" class="token" rows="2" readonly spellcheck="false" autocomplete="off">${secret}</textarea>
@@ -31,19 +33,16 @@ function firecrawlSecretBlock(ctx: PageContext, state: FirecrawlSecretState): Sa
 <p>${
     has
       ? html`A secret is set (made ${when(state.createdAt)}).`
-      : html`<span class="muted">No secret yet: deliveries go out unsigned.</span>`
+      : html`<span class="muted">No secret yet: one is made with the first crawl or batch scrape that has a webhook.</span>`
   }</p>
 <p class="muted small">The secret is read when each delivery is sent: a new one signs every delivery from then on, those of crawls already running and retries included.</p>
-${state.newSecret && newSecretPanel(state.newSecret)}
-<div class="actions">${postButton(
-    ctx.csrf,
-    '/console/account/firecrawl-webhook-secret',
-    has ? 'Rotate secret' : 'Create secret',
-    {
-      variant: 'primary',
-      title: has ? 'Make a new secret: the current one stops signing deliveries' : 'Make the secret',
-    },
-  )}</div>
+${state.shown && secretPanel(state.shown)}
+<div class="actions">${postButton(ctx.csrf, '/console/account/firecrawl-webhook-secret/show', 'Show secret', {
+    variant: 'primary',
+    title: 'Show the current secret on this page',
+  })}${postButton(ctx.csrf, '/console/account/firecrawl-webhook-secret', 'Rotate secret', {
+    title: 'Make a new secret: the current one stops signing deliveries',
+  })}</div>
 </section>`;
 }
 

@@ -33,6 +33,7 @@ export function requestSettings(request: RequestSettings | null): SafeHtml {
       ? html`user <span class="mono">${request.basic_auth.username}</span>, password <span class="mono">${request.basic_auth.password}</span>`
       : none
   }</dd>
+<dt>Authorization</dt><dd>${request.authorization ? html`<span class="mono">${request.authorization}</span>` : none}</dd>
 <dt>User agent</dt><dd>${request.user_agent ? html`<span class="mono wrap">${request.user_agent}</span>` : html`<span class="muted">the service’s</span>`}</dd>`;
 }
 

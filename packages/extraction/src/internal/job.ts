@@ -40,7 +40,8 @@ export interface CompiledJob {
 
 /**
  * Compiles a job's queries once, for evaluating many pages under `limits`. Throws ExtractionError
- * on a query that does not compile (or not within DEFAULT_COMPILE_TIME_LIMIT_MS).
+ * on a query that does not compile (or not within the page's time limit, at least
+ * DEFAULT_COMPILE_TIME_LIMIT_MS).
  */
 export function compileJob(queries: readonly QuerySpec[], limits: ExtractionLimits = {}): CompiledJob {
   const resolved = resolveLimits(limits);
@@ -82,7 +83,7 @@ function compileOne(spec: QuerySpec, limits: ResolvedLimits): CompiledQuery {
   // evaluation can stop there.
   const join = spec.join === true;
   const xpathOptions = join ? {} : { maxItems: limits.maxRecords + 1 };
-  const compiled = compileForJob(spec.type, spec.query, xpathOptions, subject);
+  const compiled = compileForJob(spec.type, spec.query, xpathOptions, subject, limits.timeLimitMs);
   return { name: spec.name, join, label: `${spec.type} ${subject}`, ...compiled };
 }
 

@@ -46,10 +46,14 @@ interface Progress {
 }
 
 /**
- * Compiles a crawl's 1 to 10 link queries, each as compileJob compiles a query. Throws
- * ExtractionError naming `follow query N` (from 1) for one that does not compile.
+ * Compiles a crawl's 1 to 10 link queries, each as compileJob compiles a query (within
+ * `timeLimitMs`, as compileForJob). Throws ExtractionError naming `follow query N` (from 1) for
+ * one that does not compile.
  */
-export function compileLinks(follow: readonly { type: QueryType; query: string }[]): CompiledLinks {
+export function compileLinks(
+  follow: readonly { type: QueryType; query: string }[],
+  timeLimitMs?: number,
+): CompiledLinks {
   if (follow.length < 1 || follow.length > MAX_FOLLOW_QUERIES) {
     throw new ExtractionError(
       `a crawl needs 1 to ${MAX_FOLLOW_QUERIES} follow queries, got ${follow.length}`,
@@ -57,7 +61,7 @@ export function compileLinks(follow: readonly { type: QueryType; query: string }
   }
   const queries = follow.map(({ type, query }, i): CompiledLink => {
     const subject = `follow query ${i + 1}`;
-    const compiled = compileForJob(type, query, { maxItems: MAX_MATCHES_PER_QUERY }, subject);
+    const compiled = compileForJob(type, query, { maxItems: MAX_MATCHES_PER_QUERY }, subject, timeLimitMs);
     return { label: `${type} ${subject}`, ...compiled };
   });
   return { [brand]: { queries, needsDom: queries.some((query) => query.type !== 'regex') } };

@@ -51,23 +51,25 @@ export function compileQuery(type: QueryType, query: string, options: CompileOpt
 }
 
 /**
- * Compiles one query of a job within DEFAULT_COMPILE_TIME_LIMIT_MS; throws ExtractionError whose
- * message starts with `subject` (`query "name"`, `follow query 2`).
+ * Compiles one query of a job within `timeLimitMs` (DEFAULT_COMPILE_TIME_LIMIT_MS, or a page's
+ * time limit where that is longer: a query the API accepted must not fail a page because a busy
+ * worker compiled it slowly); throws ExtractionError whose message starts with `subject`
+ * (`query "name"`, `follow query 2`).
  */
 export function compileForJob(
   type: QueryType,
   query: string,
   xpathOptions: XPathCompileOptions,
   subject: string,
+  timeLimitMs = DEFAULT_COMPILE_TIME_LIMIT_MS,
 ): CompiledExpression {
   if (!isQueryType(type)) throw new ExtractionError(`${subject}: unknown type "${String(type)}"`);
+  const limitMs = Math.max(DEFAULT_COMPILE_TIME_LIMIT_MS, timeLimitMs);
   try {
-    return runWithTimeLimit(() => compileAs(type, query, xpathOptions), DEFAULT_COMPILE_TIME_LIMIT_MS);
+    return runWithTimeLimit(() => compileAs(type, query, xpathOptions), limitMs);
   } catch (error) {
     const message =
-      error instanceof TimeLimitExceeded
-        ? tooExpensiveToCompile(DEFAULT_COMPILE_TIME_LIMIT_MS).message
-        : describe(type, error);
+      error instanceof TimeLimitExceeded ? tooExpensiveToCompile(limitMs).message : describe(type, error);
     throw new ExtractionError(`${subject}: ${message}`, { cause: error });
   }
 }

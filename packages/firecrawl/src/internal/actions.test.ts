@@ -123,7 +123,7 @@ describe('actions and waitFor as render steps', () => {
       detailsOf(
         scrape({
           actions: [
-            { type: 'screenshot', viewport: { width: 1, height: 1 } },
+            { type: 'screenshot', viewport: { width: 1, height: 100 } },
             { type: 'wait', milliseconds: 5, selector: '#x' },
             { type: 'click' },
             { type: 'executeJavascript', script: '' },
@@ -131,7 +131,7 @@ describe('actions and waitFor as render steps', () => {
         }),
       ),
     ).toEqual({
-      'actions[0].viewport': 'a screenshot viewport is not supported by this service',
+      'actions[0].viewport.width': 'must be at least 100',
       'actions[1]': "Either 'milliseconds' or 'selector' must be provided, but not both.",
       'actions[2].selector': 'is required',
       'actions[3].script': 'must have at least 1 character',

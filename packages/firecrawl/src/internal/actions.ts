@@ -1,6 +1,7 @@
 import type { RenderAction } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import { type Issue, nestedIssues, report } from './parse.ts';
+import { qualitySchema, type ScreenshotAsk, viewportSchema } from './screenshot.ts';
 import type { ActionOutputs } from './types.ts';
 
 /** Render steps a job may have (docs/api.md §14). */
@@ -42,12 +43,9 @@ const wait = z
 const click = z.object({ type: z.literal('click'), selector, all: z.boolean().optional() });
 const screenshot = z.object({
   type: z.literal('screenshot'),
-  fullPage: z.boolean().optional(),
-  quality: z.number().min(1).max(100).optional(),
-  viewport: z
-    .unknown()
-    .optional()
-    .refine((v) => v === undefined, 'a screenshot viewport is not supported by this service'),
+  fullPage: z.boolean().default(false),
+  quality: qualitySchema.optional(),
+  viewport: viewportSchema.optional(),
 });
 const write = z.object({ type: z.literal('write'), text: z.string().max(10_000) });
 const press = z.object({ type: z.literal('press'), key: z.string().min(1).max(50) });
@@ -96,6 +94,8 @@ export const actionsSchema = z
 interface RenderPlan {
   steps: RenderAction[];
   outputs: ActionOutputs;
+  /** The first screenshot action as asked; null without one. */
+  screenshot: ScreenshotAsk | null;
   /** Milliseconds of waiting, as Firecrawl counts it. */
   totalWaitMs: number;
 }
@@ -124,6 +124,7 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
   let totalWaitMs = waitFor;
   let focused: string | null = null;
   let capturedAt: number | null = null;
+  let screenshot: ScreenshotAsk | null = null;
   actions.forEach((action, at) => {
     if (capturedAt !== null && CHANGES_PAGE.has(action.type))
       issues.push({
@@ -169,6 +170,7 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
         break;
       case 'screenshot':
         outputs.screenshots += 1;
+        screenshot ??= action;
         capturedAt ??= at;
         break;
       case 'scrape':
@@ -187,5 +189,7 @@ export function planRender(waitFor: number, actions: readonly FirecrawlAction[])
       path: ['actions'],
       message: `needs ${steps.length} render steps, more than the ${MAX_RENDER_STEPS} this service runs (a wait takes one step per 10 seconds)`,
     });
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, plan: { steps, outputs, totalWaitMs } };
+  return issues.length > 0
+    ? { ok: false, issues }
+    : { ok: true, plan: { steps, outputs, screenshot, totalWaitMs } };
 }

@@ -16,6 +16,7 @@ describe('headers, mobile and location', () => {
       headers: {},
       cookies: [],
       basicAuth: null,
+      authorization: null,
       userAgent: null,
       country: null,
       skipTlsVerification: false,
@@ -44,13 +45,21 @@ describe('headers, mobile and location', () => {
     });
   });
 
-  it('refuses other Authorization schemes, which the job cannot send', () => {
-    expect(detailsOf(scrape({ headers: { Authorization: 'Bearer abc' } }))).toEqual({
-      'headers.Authorization':
-        'only Basic credentials are supported by this service (sent to the URL’s origin only)',
+  it('takes an Authorization of any scheme as the job’s authorization, and Basic credentials as basic_auth', () => {
+    const fetchOf = (value: string) => parsedValue(scrape({ headers: { Authorization: value } })).fetch;
+    expect(fetchOf('Bearer abc.def')).toMatchObject({ authorization: 'Bearer abc.def', basicAuth: null });
+    expect(fetchOf('Token t0k3n')).toMatchObject({ authorization: 'Token t0k3n', basicAuth: null });
+    // Basic that is not base64 of user:password is sent as given too.
+    expect(fetchOf('Basic bm9jb2xvbg==')).toMatchObject({
+      authorization: 'Basic bm9jb2xvbg==',
+      basicAuth: null,
     });
-    expect(detailsOf(scrape({ headers: { Authorization: 'Basic bm9jb2xvbg==' } }))).toEqual({
-      'headers.Authorization': 'is not valid Basic credentials (base64 of user:password)',
+    expect(fetchOf('Basic dXNlcjpwYXNz')).toMatchObject({
+      authorization: null,
+      basicAuth: { username: 'user', password: 'pass' },
+    });
+    expect(detailsOf(scrape({ headers: { Authorization: 'Bearer \u2603' } }))).toEqual({
+      'headers.Authorization': expect.stringContaining('printable'),
     });
   });
 

@@ -66,31 +66,34 @@ function readCookies(value: string, name: string, issues: Issue[]): RequestCooki
   return [];
 }
 
-function readBasicAuth(value: string, name: string, issues: Issue[]): FetchSettings['basicAuth'] {
+const { authorization: jobAuthorization } = requestSchema.shape;
+
+/**
+ * An `Authorization` header: well-formed Basic credentials become the job's `basic_auth` (its user
+ * name shown in the job's detail), any other value its `authorization`, sent as given; both are
+ * secrets sent only to the URL's origin.
+ */
+function readAuthorization(value: string, name: string, issues: Issue[], settings: FetchSettings): void {
   const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)$/i.exec(value.trim());
-  if (basic === null) {
-    issues.push({
-      path: ['headers', name],
-      message: 'only Basic credentials are supported by this service (sent to the URL’s origin only)',
-    });
-    return null;
+  if (basic !== null) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const parsed = jobBasicAuth.safeParse(
+      colon < 0 ? null : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) },
+    );
+    if (parsed.success && parsed.data !== null) {
+      settings.basicAuth = parsed.data;
+      return;
+    }
   }
-  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  const parsed = jobBasicAuth.safeParse(
-    colon < 0 ? null : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) },
-  );
-  if (parsed.success && parsed.data !== null) return parsed.data;
-  issues.push({
-    path: ['headers', name],
-    message: 'is not valid Basic credentials (base64 of user:password)',
-  });
-  return null;
+  const parsed = jobAuthorization.safeParse(value);
+  if (parsed.success) settings.authorization = parsed.data;
+  else issues.push(...nestedIssues(parsed.error.issues, ['headers', name]));
 }
 
 /**
  * Firecrawl's `headers`, `mobile` and `location` as this service's `request` and proxy country.
- * `Cookie` becomes cookies, `Authorization: Basic` the basic credentials, `User-Agent` the
+ * `Cookie` becomes cookies, `Authorization` the basic credentials or the authorization, `User-Agent` the
  * user agent; the other headers follow the job's header rules. Issue paths are relative to the
  * scrape options.
  */
@@ -100,6 +103,7 @@ export function readFetchSettings(input: FetchInput): { settings: FetchSettings;
     headers: {},
     cookies: [],
     basicAuth: null,
+    authorization: null,
     userAgent: null,
     country: input.location?.country ?? null,
     skipTlsVerification: input.skipTlsVerification ?? false,
@@ -109,7 +113,7 @@ export function readFetchSettings(input: FetchInput): { settings: FetchSettings;
   for (const [name, value] of Object.entries(input.headers ?? {})) {
     const lower = name.toLowerCase();
     if (lower === 'cookie') settings.cookies.push(...readCookies(value, name, issues));
-    else if (lower === 'authorization') settings.basicAuth = readBasicAuth(value, name, issues);
+    else if (lower === 'authorization') readAuthorization(value, name, issues, settings);
     else if (lower === 'user-agent') {
       settings.userAgent = value === '' ? null : value;
       userAgentHeader = name;

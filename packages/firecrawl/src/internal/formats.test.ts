@@ -206,12 +206,15 @@ describe('formats', () => {
     });
   });
 
-  it('accepts a screenshot viewport and quality with a warning, and refuses unknown fields of a format object', () => {
+  it('takes a screenshot viewport and quality without a warning, and refuses unknown fields of a format object', () => {
     const shot = parsedValue(
       scrape([{ type: 'screenshot', viewport: { width: 800, height: 600 }, quality: 80 }]),
     );
-    expect([shot.formats, shot.warnings]).toEqual([['screenshot'], [expect.stringContaining('viewport')]]);
-    expect(parsedValue(scrape([{ type: 'screenshot', fullPage: true }])).warnings).toEqual([]);
+    expect([shot.formats, shot.warnings, shot.screenshot]).toEqual([
+      ['screenshot'],
+      [],
+      { viewport: { width: 800, height: 600 }, quality: 80, full_page: false },
+    ]);
     expect(
       detailsOf(
         scrape([
@@ -222,6 +225,23 @@ describe('formats', () => {
     ).toEqual({
       'formats[0].viewport.height': expect.any(String),
       'formats[1].x': 'unknown field',
+    });
+  });
+
+  it('refuses a viewport or quality out of bounds at its field (width 100–3840, height 100–4320, quality 1–100)', () => {
+    const shot = (fields: Record<string, unknown>) => detailsOf(scrape([{ type: 'screenshot', ...fields }]));
+    expect(shot({ viewport: { width: 99, height: 4321 }, quality: 0 })).toEqual({
+      'formats[0].viewport.width': 'must be at least 100',
+      'formats[0].viewport.height': 'must be at most 4320',
+      'formats[0].quality': 'must be at least 1',
+    });
+    expect(shot({ viewport: { width: 3841, height: 100.5 }, quality: 101 })).toEqual({
+      'formats[0].viewport.width': 'must be at most 3840',
+      'formats[0].viewport.height': expect.stringContaining('integer'),
+      'formats[0].quality': 'must be at most 100',
+    });
+    expect(shot({ viewport: { width: 3840, height: 4320, depth: 2 } })).toEqual({
+      'formats[0].viewport.depth': 'unknown field',
     });
   });
 

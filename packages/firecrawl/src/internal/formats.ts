@@ -1,6 +1,7 @@
 import { checkSelector } from '@scrapejobs/content';
 import { z } from 'zod';
 import { type Issue, nestedIssues, report, schemaProblem } from './parse.ts';
+import { qualitySchema, type ScreenshotAsk, viewportSchema } from './screenshot.ts';
 import {
   type AttributeQuery,
   type ChangeTrackingOptions,
@@ -52,16 +53,10 @@ const MAX_FORMATS = 20;
 
 const screenshotObject = z.strictObject({
   type: z.literal('screenshot'),
-  fullPage: z.boolean().optional(),
-  quality: z.number().min(1).max(100).optional(),
-  viewport: z
-    .strictObject({ width: z.int().min(100).max(7680), height: z.int().min(100).max(4320) })
-    .optional(),
+  fullPage: z.boolean().default(false),
+  quality: qualitySchema.optional(),
+  viewport: viewportSchema.optional(),
 });
-
-/** Screenshots are full-page PNGs at the renderer's own window: a viewport and a quality are served so. */
-const SCREENSHOT_WARNING =
-  "the screenshot's viewport and quality are not applied by this service: it is a full-page PNG at the renderer's window size";
 
 /** A JSON Schema for the language model: an object, bounded in nesting and size. */
 const modelSchema = z
@@ -141,6 +136,8 @@ export interface ParsedFormats {
   warnings: string[];
   /** The attributes format's selectors; empty without it. */
   attributes: AttributeQuery[];
+  /** The screenshot format as asked (`screenshot@fullPage` is the full page); null without it. */
+  screenshot: ScreenshotAsk | null;
 }
 
 function formatName(type: string, at: number, issues: Issue[]): FirecrawlFormat | null {
@@ -154,6 +151,7 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
   if (typeof item === 'string') {
     const name = formatName(item, at, issues);
     if (name === 'changeTracking') out.changeTrackingAt = at;
+    if (name === 'screenshot') out.screenshot = { fullPage: item === 'screenshot@fullPage' };
     if (name === 'attributes') {
       issues.push({
         path: [at],
@@ -200,9 +198,10 @@ function readFormat(item: unknown, at: number, issues: Issue[], out: ParsedForma
   }
   if (type === 'screenshot') {
     const shot = screenshotObject.safeParse(item);
-    if (shot.success && (shot.data.viewport || shot.data.quality !== undefined))
-      out.warnings.push(SCREENSHOT_WARNING);
-    if (shot.success) return name;
+    if (shot.success) {
+      out.screenshot = shot.data;
+      return name;
+    }
     issues.push(...nestedIssues(shot.error.issues, [at]));
     return null;
   }
@@ -227,6 +226,7 @@ export const formatsSchema = z
       changeTrackingAt: null,
       warnings: [],
       attributes: [],
+      screenshot: null,
     };
     const names = items.map((item, at) => readFormat(item, at, issues, out));
     const screenshots = names.filter((name) => name === 'screenshot').length;

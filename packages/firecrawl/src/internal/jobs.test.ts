@@ -50,6 +50,7 @@ describe('scrapeJob', () => {
           wait_timeout_ms: 30_000,
           actions: [],
           screenshot: false,
+          screenshot_options: null,
           block_resources: null,
         },
         proxy_config: null,
@@ -87,6 +88,7 @@ describe('scrapeJob', () => {
         wait_timeout_ms: 30_000,
         actions: [],
         screenshot: true,
+        screenshot_options: null,
         block_resources: null,
       });
     },
@@ -116,6 +118,7 @@ describe('scrapeJob', () => {
         { type: 'click', selector: '#more' },
       ],
       screenshot: false,
+      screenshot_options: null,
       block_resources: null,
     });
     // The scrape action's HTML is the page's raw HTML.
@@ -126,6 +129,45 @@ describe('scrapeJob', () => {
     const { job } = scrapeJobOf({ actions: [{ type: 'wait', milliseconds: 100 }, { type: 'screenshot' }] });
     expect(job.render_config).toMatchObject({ enabled: true, screenshot: true });
     expect(job.formats).toEqual(['markdown', 'metadata']);
+  });
+
+  it('takes the screenshot at its viewport, a JPEG of its quality: the format’s, else the first screenshot action’s', () => {
+    const viewport = { width: 1280, height: 720 };
+    const options = (fields: Record<string, unknown>) =>
+      scrapeJobOf(fields).job.render_config?.screenshot_options;
+    expect(options({ formats: [{ type: 'screenshot', viewport, quality: 72.6 }] })).toEqual({
+      viewport,
+      quality: 73,
+      full_page: false,
+    });
+    expect(options({ formats: [{ type: 'screenshot', viewport, fullPage: true }] })).toEqual({
+      viewport,
+      quality: null,
+      full_page: true,
+    });
+    // A quality alone keeps the whole page at the renderer's window.
+    expect(options({ formats: [{ type: 'screenshot', quality: 50 }] })).toEqual({
+      viewport: null,
+      quality: 50,
+      full_page: true,
+    });
+    expect(
+      options({
+        formats: ['markdown'],
+        actions: [
+          { type: 'screenshot', viewport, fullPage: true },
+          { type: 'screenshot', quality: 5 },
+        ],
+      }),
+    ).toEqual({ viewport, quality: null, full_page: true });
+    expect(
+      options({
+        formats: [{ type: 'screenshot', quality: 40 }],
+        actions: [{ type: 'screenshot', viewport }],
+      }),
+    ).toEqual({ viewport: null, quality: 40, full_page: true });
+    expect(options({ formats: ['screenshot@fullPage'] })).toBeNull();
+    expect(options({ formats: ['markdown'] })).toBeNull();
   });
 
   it('renders every page for mobile, as a phone shows it', () => {
@@ -143,6 +185,7 @@ describe('scrapeJob', () => {
       headers: {},
       cookies: [],
       basic_auth: null,
+      authorization: null,
       user_agent: null,
       skip_tls_verification: true,
     });
@@ -157,6 +200,7 @@ describe('scrapeJob', () => {
       headers: { 'X-Key': 'k' },
       cookies: [{ name: 'sid', value: '1', domain: null, path: '/' }],
       basic_auth: { username: 'u', password: 'p' },
+      authorization: null,
       user_agent: MOBILE_USER_AGENT,
       skip_tls_verification: false,
     });
@@ -231,6 +275,7 @@ describe('crawlJob', () => {
       headers: { 'X-A': 'b' },
       cookies: [],
       basic_auth: null,
+      authorization: null,
       user_agent: null,
       skip_tls_verification: false,
     });

@@ -67,18 +67,21 @@ function renderConfig(options: ScrapeOptions): RenderConfig {
     wait_timeout_ms: Math.min(options.timeout, MAX_RENDER_WAIT_MS),
     actions: options.renderActions,
     screenshot,
+    screenshot_options: screenshot ? options.screenshot : null,
     block_resources: null,
   };
 }
 
 function requestSettings(fetch: FetchSettings): CreateJobInput['request'] {
-  const { headers, cookies, basicAuth, userAgent, skipTlsVerification } = fetch;
-  const none = Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null;
+  const { headers, cookies, basicAuth, authorization, userAgent, skipTlsVerification } = fetch;
+  const none =
+    Object.keys(headers).length === 0 && cookies.length === 0 && basicAuth === null && authorization === null;
   if (none && userAgent === null && !skipTlsVerification) return null;
   return {
     headers,
     cookies,
     basic_auth: basicAuth,
+    authorization,
     user_agent: userAgent,
     skip_tls_verification: skipTlsVerification,
   };
@@ -198,11 +201,13 @@ const MAP_OPTIONS: ScrapeOptions = {
   excludeTags: [],
   timeout: DEFAULT_MAP_TIMEOUT_MS,
   renderActions: [],
+  screenshot: null,
   mobile: false,
   fetch: {
     headers: {},
     cookies: [],
     basicAuth: null,
+    authorization: null,
     userAgent: null,
     country: null,
     skipTlsVerification: false,

@@ -10,6 +10,7 @@ import {
   schemaProblem,
   unsupportedOption,
 } from './parse.ts';
+import { screenshotOptions } from './screenshot.ts';
 import type { ChangeTrackingOptions, FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
 
 /** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
@@ -90,6 +91,8 @@ const v2Fields = {
     .optional()
     .refine((v) => v === undefined || v === false, 'the option "redactPII" is not supported by this service'),
   profile: unsupportedOption('profile'),
+  // Firecrawl's MCP server sends its catalogue's calls (firecrawl_find_tools) as scrapes.
+  alexandria: unsupportedOption('alexandria'),
   domainTools: onlyBoolean(false, 'there are no domain tools'),
   toolDetail: z.string().optional(),
 };
@@ -194,7 +197,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
   report(issues, ctx);
   const plan = render.ok
     ? render.plan
-    : { steps: [], outputs: { screenshots: 0, scrapes: 0, scripts: 0 }, totalWaitMs: 0 };
+    : { steps: [], outputs: { screenshots: 0, scrapes: 0, scripts: 0 }, screenshot: null, totalWaitMs: 0 };
   return {
     formats: options.formats.names,
     json,
@@ -208,6 +211,7 @@ export function finishScrapeOptions(options: CommonOptions, ctx: z.RefinementCtx
     excludeTags: options.excludeTags,
     timeout: options.timeout ?? Math.max(DEFAULT_TIMEOUT_MS, 2 * plan.totalWaitMs),
     renderActions: plan.steps,
+    screenshot: screenshotOptions(options.formats.screenshot, plan.screenshot),
     mobile: options.mobile,
     fetch: fetch.settings,
     warnings: [

@@ -23,11 +23,13 @@ describe('parseScrapeRequest', () => {
       excludeTags: [],
       timeout: 30_000,
       renderActions: [],
+      screenshot: null,
       mobile: false,
       fetch: {
         headers: {},
         cookies: [],
         basicAuth: null,
+        authorization: null,
         userAgent: null,
         country: null,
         skipTlsVerification: false,

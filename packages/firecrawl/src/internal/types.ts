@@ -1,4 +1,4 @@
-import type { RenderAction, RequestCookie } from '@scrapejobs/contracts';
+import type { RenderAction, RequestCookie, ScreenshotOptions } from '@scrapejobs/contracts';
 
 /** The Firecrawl API version a request came in on: `/v1/…` takes v1's field names. */
 export type FirecrawlVersion = 'v1' | 'v2';
@@ -85,6 +85,8 @@ export interface FetchSettings {
   headers: Record<string, string>;
   cookies: RequestCookie[];
   basicAuth: { username: string; password: string } | null;
+  /** An `Authorization` header of another scheme (`Bearer …`), sent as given to the URL's origin. */
+  authorization: string | null;
   userAgent: string | null;
   /** ISO 3166-1 alpha-2, upper case: the proxy country (`location.country`). */
   country: string | null;
@@ -113,6 +115,8 @@ export interface ScrapeOptions {
   timeout: number;
   /** `waitFor` and `actions` as render steps, in order. */
   renderActions: RenderAction[];
+  /** The screenshot's viewport, quality and extent (render_config.screenshot_options); null: the defaults. */
+  screenshot: ScreenshotOptions | null;
   /** Firecrawl's `mobile`: the page is rendered as a phone would show it. */
   mobile: boolean;
   fetch: FetchSettings;

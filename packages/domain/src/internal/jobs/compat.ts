@@ -24,6 +24,8 @@ export interface CompatOptions {
   now?: () => Date;
   /** The runs' ends as the workers announce them: a wait for a run's end then looks seldom. */
   runEnds?: RunEnds;
+  /** Makes the account's Firecrawl webhook secret unless it has one: every crawl and batch webhook is signed. */
+  ensureWebhookSecret: (owner: Owner) => Promise<void>;
 }
 
 /** A run of a job made through the compatible API, with when it expires. */
@@ -95,11 +97,13 @@ export class CompatService {
     firecrawl: unknown = null,
     cacheKey: string | null = null,
   ): Promise<{ runId: string; jobId: string; expiresAt: Date }> {
-    if (webhook)
+    if (webhook) {
       await checkJobWebhook(owner, webhook, {
         allowPrivate: this.#options.allowPrivateTargets,
         resolve: this.#options.resolve,
       });
+      await this.#options.ensureWebhookSecret(owner);
+    }
     const expiresAt = new Date(this.#now().getTime() + this.#options.retentionHours * 3_600_000);
     const job = await this.#jobs.create(owner, input, { origin: 'firecrawl', urls, expiresAt, pageTracking });
     if (webhook) await this.#db.webhook.create({ data: jobWebhookRow(owner, job.id, webhook, this.#now()) });

@@ -4,8 +4,8 @@ import type { SecretBox } from '@scrapejobs/outbound';
 import { z } from 'zod';
 
 /**
- * A job's `request` as stored (docs/api.md §14): header values, cookie values and the password
- * sealed with the key of webhook secrets; each cookie's domain filled in (`host_only` when it is
+ * A job's `request` as stored (docs/api.md §14): header values, cookie values, the password and
+ * the authorization sealed with the key of webhook secrets; each cookie's domain filled in (`host_only` when it is
  * the source's host by default, as a browser keeps a cookie set without a Domain attribute).
  */
 export const storedRequestSchema = z.object({
@@ -21,6 +21,8 @@ export const storedRequestSchema = z.object({
   ),
   basic_auth: z.object({ username: z.string(), password: z.string() }).nullable(),
   user_agent: z.string().nullable(),
+  /** The sealed Authorization header value of any scheme (docs/api.md §14). */
+  authorization: z.string().nullable().default(null),
   skip_tls_verification: z.boolean().default(false),
 });
 
@@ -84,6 +86,8 @@ export function sealRequest(
       password: seal(input.basic_auth.password, previous?.basic_auth?.password),
     },
     user_agent: input.user_agent,
+    authorization:
+      input.authorization === null ? null : seal(input.authorization, previous?.authorization ?? undefined),
     skip_tls_verification: input.skip_tls_verification,
   };
 }
@@ -101,6 +105,7 @@ export function maskRequest(stored: StoredRequest | null): RequestSettings | nul
     })),
     basic_auth: stored.basic_auth && { username: stored.basic_auth.username, password: SECRET_MASK },
     user_agent: stored.user_agent,
+    authorization: stored.authorization === null ? null : SECRET_MASK,
     skip_tls_verification: stored.skip_tls_verification,
   };
 }
@@ -122,6 +127,7 @@ export function openRequest(box: SecretBox, jobId: string, stored: StoredRequest
       password: open(stored.basic_auth.password),
     },
     user_agent: stored.user_agent,
+    authorization: stored.authorization === null ? null : open(stored.authorization),
     skip_tls_verification: stored.skip_tls_verification,
   };
 }

@@ -478,7 +478,7 @@ export class JobsService {
     return readRunUrls(this.#db, runId, query, screenshotUrl);
   }
 
-  /** The PNG of one rendered URL of a run (docs/api.md §14); 404 when there is none. */
+  /** The screenshot (PNG, or JPEG with a quality) of one rendered URL of a run (docs/api.md §14); 404 when there is none. */
   async screenshot(owner: Owner, jobId: string, runId: string, seq: string): Promise<Buffer> {
     await this.getRun(owner, jobId, runId);
     const n = /^(0|[1-9]\d{0,8})$/.test(seq) ? Number(seq) : null;
@@ -550,3 +550,7 @@ function keyIssues(
     ? validationError(details, 'The job configuration is invalid.')
     : null;
 }
+
+/** A stored screenshot's media type: a JPEG (render_config.screenshot_options.quality) or a PNG. */
+export const screenshotType = (image: Buffer): 'image/jpeg' | 'image/png' =>
+  image[0] === 0xff && image[1] === 0xd8 && image[2] === 0xff ? 'image/jpeg' : 'image/png';

@@ -1,5 +1,6 @@
 import type { DeliveryStatusName } from '@scrapejobs/contracts';
 import type pg from 'pg';
+import { FIRECRAWL_PAGE_EVENT } from './firecrawl.ts';
 import { microBatch } from './micro-batch.ts';
 
 /** A delivery with what an attempt needs of its webhook. */
@@ -21,6 +22,8 @@ export interface DeliveryWithWebhook {
   headers: Record<string, string> | null;
   /** The account's Firecrawl webhook secret (sealed) for a Firecrawl-style webhook, as it is now. */
   firecrawl_secret_encrypted: string | null;
+  /** The job a Firecrawl-style webhook belongs to (null for an account's endpoint). */
+  job_id: string | null;
 }
 
 export interface AttemptRecord {
@@ -50,7 +53,7 @@ export class DeliveryStore {
     const { rows } = await this.#pool.query<DeliveryWithWebhook>(
       `SELECT d.id, d.event_id, d.event_kind, d.body, d.status, d.attempts,
               w.id AS webhook_id, w.url, w.secret_encrypted, w.active, w.user_id, w.style::text AS style,
-              w.headers, s.secret_encrypted AS firecrawl_secret_encrypted
+              w.headers, s.secret_encrypted AS firecrawl_secret_encrypted, w.job_id
        FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
        LEFT JOIN firecrawl_webhook_secrets s ON s.user_id = w.user_id AND w.style = 'firecrawl'
        WHERE d.id = ANY($1)`,
@@ -98,6 +101,26 @@ export class DeliveryStore {
     const recorded = new Set(rows.map((r) => r.attempt_id));
     return records.map((r) => recorded.has(r.attemptId));
   });
+
+  /**
+   * Whether a job-scoped webhook still has page events to send: a page event of its job not yet
+   * turned into deliveries, or a page delivery of its own still pending (first attempt or retries).
+   * The fan-out inserts an event's deliveries before it marks the event dispatched, so one or the
+   * other is always seen.
+   */
+  async pagesOutstanding(webhookId: string, jobId: string): Promise<boolean> {
+    const { rows } = await this.#pool.query<{ outstanding: boolean }>({
+      name: 'firecrawl-pages-outstanding',
+      text: `SELECT EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.id = $1
+                             WHERE e.job_id = $2 AND e.kind = $3 AND e.dispatched_at IS NULL
+                               AND $3 = ANY(w.events))
+                 OR EXISTS (SELECT 1 FROM deliveries d
+                             WHERE d.webhook_id = $1 AND d.status = 'pending' AND d.event_kind LIKE '%.page')
+                 AS outstanding`,
+      values: [webhookId, jobId, FIRECRAWL_PAGE_EVENT],
+    });
+    return rows[0]?.outstanding ?? false;
+  }
 
   /** 410 Gone: the receiver asks for no more deliveries. */
   async deactivate(webhookId: string): Promise<void> {

@@ -13,7 +13,9 @@ import {
   FIRECRAWL_PAGE_EVENT,
   type FirecrawlSourceKind,
   firecrawlBody,
+  firecrawlEventOf,
   isFirecrawlSourceKind,
+  wantsFirecrawlEvent,
 } from './firecrawl.ts';
 import { pageDocuments } from './firecrawl-page.ts';
 
@@ -173,8 +175,11 @@ export class OutboxFanOut {
        WHERE job_id = ANY($1) AND active AND style = 'firecrawl'`,
       [[...new Set(events.map((e) => e.job_id))]],
     );
-    const matches = (e: EventRow) =>
-      webhooks.filter((w) => w.job_id === e.job_id && w.events.includes(e.kind));
+    // By the Firecrawl event each one is: a failed run with pages stored is `completed`.
+    const matches = (e: EventRow) => {
+      const wanted = firecrawlEventOf({ kind: e.kind as FirecrawlSourceKind, data: e.data });
+      return webhooks.filter((w) => w.job_id === e.job_id && wantsFirecrawlEvent(w.events, wanted));
+    };
     const wanted = events.filter((e) => matches(e).length > 0);
     const entries = await this.#insertJobScoped(
       wanted

@@ -150,6 +150,37 @@ describe('the fan-out of job-scoped Firecrawl webhooks', () => {
     ]);
   });
 
+  it('sends a failed run that stored pages as completed, as its crawl status reads, and one with none as failed', async () => {
+    const u = await user();
+    const [j1, j2] = [await job(u), await job(u)];
+    const [partly, none] = [
+      await jobWebhook(u, j1, 'crawl', { events: ['completed'] }),
+      await jobWebhook(u, j2, 'batch_scrape', { events: ['completed'] }),
+    ];
+    const [r1, r2] = [newId('run'), newId('run')];
+    const base = failed(j1, r1);
+    const e1 = await event(u, j1, 'job.failed', {
+      ...base,
+      error: { ...base.error, message: '1 of 3 URLs failed', successful_urls: 2 },
+    });
+    await event(u, j2, 'job.failed', failed(j2, r2));
+    await fanOut().runOnce();
+    const [completed] = await deliveriesOf(partly);
+    expect([completed!.eventKind, JSON.parse(completed!.body)]).toEqual([
+      'crawl.completed',
+      {
+        success: true,
+        type: 'crawl.completed',
+        id: r1,
+        webhookId: e1.id,
+        data: [],
+        metadata: { a: 1, tag: 'x' },
+      },
+    ]);
+    // Nothing stored: failed, which this webhook did not ask for.
+    expect(await deliveriesOf(none)).toEqual([]);
+  });
+
   it('never matches another job’s events, nor events without a Firecrawl counterpart', async () => {
     const u = await user();
     const [j, other] = [await job(u), await job(u)];
@@ -258,5 +289,22 @@ describe('checkJobWebhook', () => {
       status: 400,
     });
     await expect(check(firecrawl())).resolves.toBeUndefined();
+  });
+});
+
+describe('the account’s Firecrawl webhook secret', () => {
+  const service = () =>
+    new WebhooksService(tdb.db, { box: new SecretBox(DEVELOPMENT_SECRET_KEY), allowPrivate: false });
+
+  it('is made once when first needed, concurrent calls included, and kept by later ones', async () => {
+    const owner = { userId: await user() };
+    await Promise.all(Array.from({ length: 5 }, () => service().ensureFirecrawlSecret(owner)));
+    const first = await service().revealFirecrawlSecret(owner);
+    expect(first).toMatch(/^fcwhsec_[\w-]{43}$/);
+    await service().ensureFirecrawlSecret(owner);
+    expect(await service().revealFirecrawlSecret(owner)).toBe(first);
+    const rotated = await service().rotateFirecrawlSecret(owner);
+    await service().ensureFirecrawlSecret(owner);
+    expect(await service().revealFirecrawlSecret(owner)).toBe(rotated);
   });
 });

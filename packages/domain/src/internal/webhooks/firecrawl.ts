@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Database, newId, type Prisma } from '@scrapejobs/db';
+import { firecrawlStatus } from '@scrapejobs/firecrawl';
 import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
 import { validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
@@ -107,6 +108,28 @@ export function jobWebhookRow(
   };
 }
 
+type FirecrawlEvent = (typeof FIRECRAWL_EVENT_OF)[FirecrawlSourceKind];
+
+/**
+ * The Firecrawl event an event is: a run that failed with some page stored is `completed`, as
+ * GET /v2/crawl/{id} reads it (firecrawlStatus), its failed pages listed under …/errors, while the
+ * native job is `failed` (docs/api.md §3.8).
+ */
+export function firecrawlEventOf(event: { kind: FirecrawlSourceKind; data: unknown }): FirecrawlEvent {
+  if (event.kind !== 'job.failed') return FIRECRAWL_EVENT_OF[event.kind];
+  const successful = (event.data as { error?: { successful_urls?: unknown } } | null)?.error?.successful_urls;
+  return firecrawlStatus('failed', typeof successful === 'number' ? successful : 0) === 'completed'
+    ? 'completed'
+    : 'failed';
+}
+
+/** Whether a job-scoped webhook that subscribed `events` (this service's kinds) wants this Firecrawl event. */
+export const wantsFirecrawlEvent = (events: readonly string[], wanted: FirecrawlEvent): boolean =>
+  events.some((kind) => isFirecrawlSourceKind(kind) && FIRECRAWL_EVENT_OF[kind] === wanted);
+
+/** A Firecrawl delivery's type that ends its crawl or batch (`crawl.completed`, `batch_scrape.failed`, …). */
+export const isFirecrawlTerminal = (type: string): boolean => /\.(completed|failed)$/.test(type);
+
 /**
  * A delivery's body in Firecrawl's shape `{success, type, id, webhookId, data, metadata, error}`:
  * `id` the run id (the compatible API's id), `webhookId` the event id (the same on every retry),
@@ -119,8 +142,9 @@ export function firecrawlBody(
   documents: readonly unknown[] = [],
 ): { type: string; body: string } {
   const data = (event.data ?? {}) as { run_id?: string; error?: { message?: string } };
-  const type = `${prefix}.${FIRECRAWL_EVENT_OF[event.kind]}`;
-  const failed = event.kind === 'job.failed';
+  const name = firecrawlEventOf(event);
+  const type = `${prefix}.${name}`;
+  const failed = name === 'failed';
   const body = {
     success: !failed,
     type,
@@ -140,10 +164,13 @@ const secretContext = (userId: string) => `firecrawl-webhook-secret:${userId}`;
 export const openFirecrawlSecret = (box: SecretBox, sealed: string, userId: string): string =>
   box.open(sealed, secretContext(userId));
 
+const newSecret = () => `fcwhsec_${randomBytes(32).toString('base64url')}`;
+
 /**
- * The account's compatible-API webhook secret (docs/api.md §18): created or replaced here and
- * returned this once; the worker reads it at each delivery, so a rotation applies to every
- * delivery attempted after it, those of crawls already started included.
+ * The account's compatible-API webhook secret (docs/api.md §18, §26): made when first needed (the
+ * first crawl or batch with a webhook, or the console's account page), so that every Firecrawl
+ * webhook is signed; shown and rotated in the console. The worker reads it at each delivery, so
+ * a rotation applies to every delivery attempted after it, those of crawls already started included.
  */
 export class FirecrawlSecrets {
   readonly #db: Database;
@@ -165,9 +192,29 @@ export class FirecrawlSecrets {
     return row?.createdAt ?? null;
   }
 
-  /** A new secret replaces the current one (or is the first); the only time it is shown. */
+  /** Makes the account's secret unless it has one; concurrent calls keep a single secret. */
+  async ensure(userId: string): Promise<void> {
+    await this.#db.pool.query({
+      name: 'firecrawl-secret-ensure',
+      text: `INSERT INTO firecrawl_webhook_secrets (user_id, secret_encrypted, created_at)
+             VALUES ($1, $2, $3::timestamptz AT TIME ZONE 'UTC') ON CONFLICT (user_id) DO NOTHING`,
+      values: [userId, this.#box.seal(newSecret(), secretContext(userId)), this.#now()],
+    });
+  }
+
+  /** The account's secret (made first when it has none); throws SecretBoxError when it cannot be opened. */
+  async reveal(userId: string): Promise<string> {
+    await this.ensure(userId);
+    const row = await this.#db.firecrawlWebhookSecret.findUniqueOrThrow({
+      where: { userId },
+      select: { secretEncrypted: true },
+    });
+    return openFirecrawlSecret(this.#box, row.secretEncrypted, userId);
+  }
+
+  /** A new secret replaces the current one (or is the first), returned to be shown. */
   async rotate(userId: string): Promise<string> {
-    const secret = `fcwhsec_${randomBytes(32).toString('base64url')}`;
+    const secret = newSecret();
     const data = { secretEncrypted: this.#box.seal(secret, secretContext(userId)), createdAt: this.#now() };
     await this.#db.firecrawlWebhookSecret.upsert({
       where: { userId },

@@ -158,7 +158,17 @@ export class WebhooksService {
     return this.#firecrawlSecrets.createdAt(owner.userId);
   }
 
-  /** Makes a new Firecrawl webhook secret for the account (both modes), replacing the current one; shown this once. */
+  /** Makes the account's Firecrawl webhook secret unless it has one (at its first crawl or batch with a webhook). */
+  ensureFirecrawlSecret(owner: Pick<Owner, 'userId'>): Promise<void> {
+    return this.#firecrawlSecrets.ensure(owner.userId);
+  }
+
+  /** The account's Firecrawl webhook secret, made first when it has none. */
+  revealFirecrawlSecret(owner: Pick<Owner, 'userId'>): Promise<string> {
+    return this.#firecrawlSecrets.reveal(owner.userId);
+  }
+
+  /** Makes a new Firecrawl webhook secret for the account (both modes), replacing the current one. */
   rotateFirecrawlSecret(owner: Pick<Owner, 'userId'>): Promise<string> {
     return this.#firecrawlSecrets.rotate(owner.userId);
   }
