@@ -15,6 +15,7 @@
  */
 import { PuppeteerCrawler, puppeteerUtils } from '@crawlee/puppeteer';
 import puppeteer from 'puppeteer';
+import { CHROMIUM_BASE_FLAGS } from '../apps/scraper-worker/src/render/renderer.ts';
 import { renderedPageError } from './render-site.ts';
 
 const [origin, pagesArg, concurrencyArg, jsEveryArg, variant = 'default'] = process.argv.slice(2);
@@ -23,18 +24,6 @@ const CONCURRENCY = Number(concurrencyArg);
 const WARMUP_PAGES = 6;
 const lean = variant === 'lean';
 if (!origin || !PAGES || !CONCURRENCY || jsEveryArg === undefined) throw new Error('see the usage');
-
-// The worker's renderer's flags (apps/scraper-worker/src/render/renderer.ts), less its proxy.
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-dev-shm-usage',
-];
 
 let handled = 0;
 let errors = 0;
@@ -48,7 +37,7 @@ const crawler = new PuppeteerCrawler({
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       headless: true,
-      args: FLAGS,
+      args: CHROMIUM_BASE_FLAGS,
     },
   },
   ...(lean && { browserPoolOptions: { useFingerprints: false } }),

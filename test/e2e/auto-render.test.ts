@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import type { JobModel } from '@scrapejobs/db';
 import { buildTestApi } from '../support/api.ts';
 import { client, validJob } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
+import { childProcesses, type Proc, scraperWorkerEnv, startApp, until } from '../support/processes.ts';
 import { storedRecords } from '../support/records.ts';
 import { testPrefix } from '../support/redis.ts';
 import { type SiteHit, startSite } from '../support/site.ts';
@@ -182,20 +181,7 @@ async function recordsByPath(runId: string) {
 }
 
 /** The Chromium (its browser process) that worker `pid` launched, or undefined. */
-function browserOf(pid: number): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) !== pid || state === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('--proxy-server=')) return Number(entry);
-    } catch {
-      // It ended while it was read.
-    }
-  }
-  return undefined;
-}
+const browserOf = (pid: number): number | undefined => childProcesses(pid, '--proxy-server=')[0];
 
 const hitsOf = (path: string, from: SiteHit[]) => from.filter((hit) => hit.path === path).length;
 const pathOf = (url: string) => new URL(url).pathname;

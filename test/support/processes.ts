@@ -143,11 +143,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/**
- * The live child processes of `pid` that extract a taken-over URL (docs/api.md §16.2), read from
- * /proc: their pids.
- */
-export function extractionProcesses(pid: number): number[] {
+/** The live child processes of `pid` whose command line holds `marker`, read from /proc: their pids. */
+export function childProcesses(pid: number, marker: string): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -156,14 +153,16 @@ export function extractionProcesses(pid: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(ppid) !== pid || state === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('extract/process.ts'))
-        found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
     } catch {
       // It ended while it was read.
     }
   }
   return found;
 }
+
+/** The live child processes of `pid` that extract a taken-over URL (docs/api.md §16.2). */
+export const extractionProcesses = (pid: number): number[] => childProcesses(pid, 'extract/process.ts');
 
 /** Whether a process of this pid is alive (a zombie is not). */
 export function processAlive(pid: number): boolean {

@@ -20,7 +20,8 @@ export interface RendererOptions {
 }
 
 // From NOTES.md: without the background-networking flags Chromium keeps calling home.
-const CHROMIUM_FLAGS = [
+/** How the renderer runs Chromium, less what concerns its proxy and its kept pages (the render bench's Crawlee side uses these too). */
+export const CHROMIUM_BASE_FLAGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -29,6 +30,10 @@ const CHROMIUM_FLAGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
+];
+
+const CHROMIUM_FLAGS = [
+  ...CHROMIUM_BASE_FLAGS,
   // A page kept for a job's next render would otherwise keep the page it leaves alive in memory.
   '--disable-features=BackForwardCache',
   // WebRTC may otherwise send UDP straight to any address, past the proxy. (Chromium 156 reads
