@@ -24,8 +24,12 @@ const GLOB_PAGES = 30;
 const CRAWL_RATE = 80;
 const GLOB_RATE = 48;
 const KILL_EVERY_MS = [1_500, 3_000] as const;
-/** How long a targeted kill looks for a worker whose child extracts a taken-over URL. */
-const HOLDER_LOOK_MS = 2_000;
+/**
+ * How long a targeted kill looks for a worker whose child extracts a taken-over URL, from the
+ * earliest time a kill may come: the URLs of the worker killed before are taken over once their
+ * 2 s lease runs out, and each child lives for well under a second on a quiet machine.
+ */
+const HOLDER_LOOK_MS = 3_000;
 const OUTAGES = [
   { at: 6_000, ms: 10_000 },
   { at: 24_000, ms: 10_000 },
@@ -134,16 +138,17 @@ const runningCount = async () =>
 /**
  * Until `until`: SIGKILLs a worker every 1.5–3 s and starts its replacement at once. The victim is
  * random, except that every other kill goes to a worker whose child process extracts a taken-over
- * URL when there is one: a kill that lands there must not blame the URL either (§16.2).
+ * URL, looked for from 1.5 s after the kill before until one is found or HOLDER_LOOK_MS have
+ * passed (then a random one): a kill that lands there must not blame the URL either (§16.2).
  */
 async function killWorkers(random: () => number, until: number) {
   const fleet = workers.slice(0, WORKERS);
   for (let tick = 0; ; tick++) {
-    await sleep(KILL_EVERY_MS[0] + random() * (KILL_EVERY_MS[1] - KILL_EVERY_MS[0]));
+    const targeted = tick % 2 === 1;
+    await sleep(KILL_EVERY_MS[0] + (targeted ? 0 : random() * (KILL_EVERY_MS[1] - KILL_EVERY_MS[0])));
     if (Date.now() >= until) return;
-    // A child lives for a second or so: the look goes on for a while.
     let holders: number[] = [];
-    for (const lookUntil = Date.now() + HOLDER_LOOK_MS; tick % 2 === 1 && Date.now() < lookUntil; ) {
+    for (const lookUntil = Date.now() + HOLDER_LOOK_MS; targeted && Date.now() < lookUntil; ) {
       holders = fleet.flatMap((w, i) => (extractionProcesses(w.proc.child.pid!).length > 0 ? [i] : []));
       if (holders.length > 0) break;
       await sleep(25);
