@@ -6,7 +6,7 @@
  * (`refetch: always`), run in turns; per page: the worker's CPU, the run's wall time, model calls
  * and tokens.
  *
- * Run: `flock /work/heavy.lock pnpm exec node bench/model.ts [--pages 200] [--rounds 3] [--json-out FILE]`.
+ * Run: `pnpm exec node bench/model.ts [--pages 200] [--rounds 3] [--json-out FILE]`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -8,7 +8,7 @@
  * every 250 ms: the peak RSS of the Node process, and the peak of the Chromium processes' summed
  * RSS and PSS (PSS shares the pages processes share, so it is the fairer sum).
  *
- * Run: `flock /work/heavy.lock pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
+ * Run: `pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
  * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,ours-lean,crawlee-default,crawlee-lean]`
  * (`ours-lean`: with render_config.block_resources, the default of a job that keeps records only)
  */
