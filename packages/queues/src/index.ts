@@ -1,7 +1,17 @@
-import { createHash } from 'node:crypto';
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { LuaScript, REDIS_NOW } from './lua.ts';
+
+export {
+  type InteractAnswer,
+  type InteractCommand,
+  type InteractRun,
+  InteractSessionStore,
+  SESSION_HEARTBEAT_MS,
+  type SessionClaim,
+} from './interact.ts';
+export { LuaScript, REDIS_NOW } from './lua.ts';
 
 /**
  * The one catalog of queues shared by producers and consumers: name, payload schema and
@@ -28,6 +38,18 @@ export const catalog = {
       backoff: { type: 'custom' },
       removeOnComplete: { count: 1_000, age: 24 * 3600 },
       removeOnFail: { count: 10_000, age: 7 * 24 * 3600 },
+    },
+  },
+  interactSessions: {
+    name: 'interact-sessions',
+    // One job per interact session (docs/api.md §18), its id the session's: the worker that takes
+    // it serves the session until it ends. Never tried again: a session's page and state die with
+    // its worker, and its next call says so instead of finding a fresh page in its place.
+    payload: z.object({ sessionId: z.string(), scrapeId: z.string(), userId: z.string() }),
+    options: {
+      attempts: 1,
+      removeOnComplete: { count: 1_000, age: 3600 },
+      removeOnFail: { count: 1_000, age: 24 * 3600 },
     },
   },
 } as const satisfies Record<string, { name: string; payload: z.ZodType; options: JobsOptions }>;
@@ -104,37 +126,6 @@ export function runEndsHeard(subscriber: Redis, prefix: string, failed: (err: Er
       };
     },
   };
-}
-
-/**
- * Lua that sets `now` to Redis's clock in ms, for a script's start: the fleet's processes agree on
- * it whatever their own clocks say.
- */
-export const REDIS_NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
-/**
- * A Lua script run by its SHA-1 (EVALSHA): its text goes to Redis only when Redis does not know it
- * yet (first use, or after a restart), not with every call.
- */
-export class LuaScript {
-  readonly #text: string;
-  readonly #sha: string;
-
-  constructor(text: string) {
-    this.#text = text;
-    this.#sha = createHash('sha1').update(text).digest('hex');
-  }
-
-  async run(redis: Redis, keys: number, ...args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(this.#sha, keys, ...args);
-    } catch (err) {
-      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(this.#text, keys, ...args);
-    }
-  }
 }
 
 /** Politeness toward target hosts (docs/api.md §19), fleet-wide: hosts paused now (host → end of the pause). */

@@ -193,7 +193,7 @@ export async function renderInPage(
  * Why a main document that arrived still fails the render: when it is the proxy's own answer, its
  * events say why; otherwise only a block counts. Then the redirect limit.
  */
-function documentFailure(
+export function documentFailure(
   response: HTTPResponse | null,
   lease: ProxyLease,
   navigations: readonly URL[],
@@ -239,7 +239,7 @@ function interruption(err: unknown, page: Page, job: PageJob): Error | null {
   return null;
 }
 
-function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob, navigations: URL[]): Error {
+export function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob, navigations: URL[]): Error {
   const event = mainDocumentEvent(lease.events, navigations, null);
   if (event) return fromEvent(event);
   // Headless Chromium answers a 401 challenge this way, with or without credentials sent: not a

@@ -70,6 +70,20 @@ export class PagePool {
     }
   }
 
+  /**
+   * A context and page of their own for an interact session, on the running browser, outside the
+   * `concurrency` slots (sessions have a bound of their own); closed by closeSession().
+   */
+  async openSession(): Promise<Slot> {
+    if (this.#closed) throw closedError();
+    return this.#create(null, await this.#currentBrowser());
+  }
+
+  /** Closes a session's context and page. */
+  closeSession(slot: Slot): void {
+    this.#discard(slot);
+  }
+
   /** Gives a slot back: kept for its key when `reusable`, else closed. */
   giveBack(slot: Slot, reusable: boolean): void {
     this.#release();

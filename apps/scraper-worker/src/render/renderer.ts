@@ -4,6 +4,7 @@ import { abortReason, RenderError } from './errors.ts';
 import { type PageJob, type RenderedPage, type RenderRequest, renderInPage } from './page-render.ts';
 import { PagePool } from './pool.ts';
 import { SafetyProxy } from './proxy.ts';
+import { loadSessionPage, type SessionPage } from './session-page.ts';
 import { parseUpstream } from './upstream.ts';
 
 export interface RendererOptions {
@@ -109,6 +110,25 @@ export class Renderer {
         if (!again || req.signal?.aborted) throw err;
       }
     }
+  }
+
+  /**
+   * Opens `req.url` with the job's headers, cookies, credentials, user agent and proxy in a page of
+   * its own, for an interact session (docs/api.md §18); the session's owner closes it. Throws
+   * RenderError as a render does when the page cannot be opened.
+   */
+  async openSession(req: RenderRequest): Promise<SessionPage> {
+    validate(req);
+    if (this.#closed) throw new RenderError('RENDER_ERROR', 'The renderer was closed.', { retryable: true });
+    const { pool, proxy } = this.#parts;
+    const slot = await pool.openSession();
+    try {
+      await loadSessionPage(slot.page, slot.lease, req, proxy.mark);
+    } catch (err) {
+      pool.closeSession(slot);
+      throw asRenderError(err);
+    }
+    return { page: slot.page, close: () => pool.closeSession(slot) };
   }
 
   stats(): { busy: number; concurrency: number; restarts: number } {
