@@ -23,6 +23,7 @@ import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
+import type { InteractService } from './firecrawl/interact.ts';
 import { firecrawlRouter } from './firecrawl/routes.ts';
 import { crawlWatcher } from './firecrawl/watch.ts';
 import { adminRoutes } from './http/admin.ts';
@@ -50,6 +51,8 @@ export interface ApiServices {
   accounts: Accounts;
   /** The Firecrawl-compatible API's work (docs/api.md §18). */
   compat: CompatService;
+  /** Interact sessions of Firecrawl scrapes (docs/api.md §18). */
+  interact: InteractService;
 }
 
 export interface AppParts {
@@ -192,6 +195,7 @@ export function createApp(deps: AppParts): ApiApp {
   // Firecrawl's paths, with its error shape from authentication on (docs/api.md §18).
   const firecrawl = firecrawlRouter({
     compat: services.compat,
+    interact: services.interact,
     parseJob: (raw, userId) => parseCreateJob(raw, jobRules, userId),
     auth: [auth, limit],
     publicBaseUrl: config.PUBLIC_BASE_URL,

@@ -25,6 +25,8 @@ export const apiEnvSchema = z.object({
    * /team/credit-usage reports them (docs/api.md §18); unset: no quota.
    */
   ACCOUNT_MONTHLY_CREDITS: envInt(1).optional(),
+  /** Interact sessions (docs/api.md §18) one account has opening or open at most; beyond, a call is a 429. */
+  INTERACT_SESSIONS_PER_USER: envInt(1, 1_000).default(2),
   /** The scraper workers' MAX_RUNNING_URLS_PER_USER, reported by /team/queue-status as `maxConcurrency`. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
   /** For tests of the fleet's schedule ticks only: `second` reads a schedule's minutes as seconds. */

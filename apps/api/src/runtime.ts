@@ -28,15 +28,17 @@ import { secretBoxOf } from '@scrapejobs/outbound';
 import {
   createQueue,
   hostCountsKey,
+  InteractSessionStore,
   pausedHosts,
   redisConnections,
   runCancelChannel,
   runEndsHeard,
   runStartChannel,
 } from '@scrapejobs/queues';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { type ApiApp, type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
+import { InteractService } from './firecrawl/interact.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
@@ -89,6 +91,10 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   const { cache: keyCache, subscriber: keySubscriber } = subscribedKeyCache(redis, config.QUEUE_PREFIX);
   const ticks = createQueue('scheduleTicks', connect('ticks'), config.QUEUE_PREFIX);
   ticks.on('error', (err) => log.warn({ err: err.message, queue: ticks.name }, 'queue connection error'));
+  const interactQueue = createQueue('interactSessions', connect('interact'), config.QUEUE_PREFIX);
+  interactQueue.on('error', (err) =>
+    log.warn({ err: err.message, queue: interactQueue.name }, 'queue connection error'),
+  );
 
   const announcer: RunAnnouncer = {
     // The run is in PostgreSQL already, where workers find it within a second; this only
@@ -142,6 +148,21 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     }),
     webhooks,
     accounts: new Accounts(db),
+    interact: new InteractService({
+      store: new InteractSessionStore(redis, config.QUEUE_PREFIX),
+      queue: interactQueue,
+      // Its own connection for each wait: a blocking read holds it, for longer than the command timeout.
+      blocking: () => {
+        const waiting = new Redis(config.REDIS_URL, {
+          connectionName: 'api:interact-wait',
+          maxRetriesPerRequest: 1,
+          connectTimeout: REDIS_OPTIONS.connectTimeout,
+        });
+        waiting.on('error', (err) => log.warn({ err: err.message }, 'interact wait: redis connection error'));
+        return waiting;
+      },
+      sessionsPerUser: config.INTERACT_SESSIONS_PER_USER,
+    }),
   };
   const registry = createRegistry('api');
   registerQueueMetrics(registry, [ticks]);
@@ -213,7 +234,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
         });
         clearTimeout(deadline);
       }
-      await Promise.allSettled([tickWorker?.close(), ticks.close(), compiler.close()]);
+      await Promise.allSettled([tickWorker?.close(), ticks.close(), interactQueue.close(), compiler.close()]);
       connections.disconnectAll();
       keySubscriber.disconnect();
       if (!options.db) {

@@ -53,6 +53,12 @@ export const workerEnvSchema = z.object({
   HOST_RETRY_AFTER_CAP_S: envInt(1, 86_400).default(600),
   /** The operator's language model (docs/api.md §24): extract and summary. */
   ...llmEnv,
+  /** Interact sessions (docs/api.md §18) this worker serves at once, each a page of its own; 0 serves none. */
+  INTERACT_SESSIONS_PER_WORKER: envInt(0, 64).default(2),
+  /** An interact session without a command for this long ends. */
+  INTERACT_IDLE_TIMEOUT_S: envInt(10, 86_400).default(600),
+  /** An interact session ends this long after it opened, whatever it does. */
+  INTERACT_MAX_LIFE_S: envInt(60, 86_400).default(3_600),
   /** How long a worker takes on SIGTERM to give its URLs in flight back before it exits. */
   SHUTDOWN_TIMEOUT_MS: envInt(0).default(10_000),
 });

@@ -9,6 +9,7 @@ import { createRegistry, repeat, startOpsServer, type WorkerRuntime } from '@scr
 import { secretBoxOf } from '@scrapejobs/outbound';
 import {
   hostCountsKey,
+  InteractSessionStore,
   redisConnections,
   runCancelChannel,
   runEndChannel,
@@ -17,12 +18,14 @@ import {
 import type { WorkerConfig } from './config.ts';
 import { PageExtractor } from './extract/extractor.ts';
 import { HostCounts, HostGate } from './hosts/index.ts';
+import { startInteractConsumer } from './interact/consumer.ts';
 import { scraperMetrics } from './metrics.ts';
 import { PageModel } from './model/page-model.ts';
 import { JobRateLimiter } from './rate-limiter.ts';
 import type { Renderer } from './render/index.ts';
 import { Analyst } from './run/analyst.ts';
 import { Dispatcher } from './run/dispatcher.ts';
+import { RunFetching } from './run/page-loader.ts';
 import { RenderLearning } from './run/render-learning.ts';
 import { UrlLeases } from './run/url-leases.ts';
 
@@ -32,6 +35,11 @@ const ANALYSIS_POLL_MS = 1_000;
 const ANALYSIS_TIMEOUT_MS = 10 * 60_000;
 /** How often a worker deletes runs past their retention (any worker; they skip each other's runs). */
 const RETENTION_EVERY_MS = 10 * 60_000;
+
+/** Characters of console output one interact call keeps (docs/api.md §18). */
+const INTERACT_MAX_OUTPUT = 64 * 1024;
+/** Characters of one interact call's result kept. */
+const INTERACT_MAX_RESULT = 64 * 1024;
 
 /** Whose share of the extraction threads change tracking's diffs take. */
 const ANALYSIS_OWNER = 'analysis';
@@ -100,9 +108,24 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     maxPerUser: config.MAX_RUNNING_URLS_PER_USER,
     leaseMs: config.RUN_LOCK_MS,
   });
+  const pageDeps = {
+    renderer: () =>
+      (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
+        Renderer.start({
+          concurrency: config.BROWSER_CONCURRENCY,
+          executablePath: config.CHROMIUM_PATH,
+          allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+        }).then((r) => (rendererReady = r)),
+      )),
+    proxies: config.PROXY_URLS,
+    allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+    userAgent: config.SCRAPER_USER_AGENT,
+    box: secretBoxOf(config),
+  };
+  const runStore = new RunStore(db, config.PUBLIC_BASE_URL);
   const dispatcher = new Dispatcher(
     {
-      store: new RunStore(db, config.PUBLIC_BASE_URL),
+      store: runStore,
       frontier: new Frontier(db),
       limiter: new JobRateLimiter(redis, config.QUEUE_PREFIX),
       hosts,
@@ -116,19 +139,8 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
           log.warn({ err: err.message, run_id: runId }, 'run end not announced to the API');
         });
       },
-      renderer: () =>
-        (renderer ??= import('./render/index.ts').then(({ Renderer }) =>
-          Renderer.start({
-            concurrency: config.BROWSER_CONCURRENCY,
-            executablePath: config.CHROMIUM_PATH,
-            allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-          }).then((r) => (rendererReady = r)),
-        )),
-      proxies: config.PROXY_URLS,
-      allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
-      userAgent: config.SCRAPER_USER_AGENT,
+      ...pageDeps,
       robotsToken: config.SCRAPER_USER_AGENT.split('/')[0]!.trim(),
-      box: secretBoxOf(config),
       runTimeoutMs: config.RUN_TIMEOUT_MS,
       log,
       observer: {
@@ -171,6 +183,35 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
     if (runs > 0) log.info({ runs, deleted }, 'deleted runs past their retention');
   };
 
+  let interact: ReturnType<typeof startInteractConsumer> | null = null;
+  const startInteract = () =>
+    startInteractConsumer(
+      {
+        store: new InteractSessionStore(redis, config.QUEUE_PREFIX),
+        blocking: () => redis.duplicate({ connectionName: 'scraper-worker:interact' }),
+        renderer: pageDeps.renderer,
+        pageRequest: async (scrapeId, userId) => {
+          const run = await runStore.settingsOf(scrapeId, userId);
+          if (!run) return null;
+          const fetching = new RunFetching(pageDeps, run.jobId, run.settings);
+          return fetching.sessionRequest(run.settings.source);
+        },
+        limits: {
+          idleMs: config.INTERACT_IDLE_TIMEOUT_S * 1000,
+          maxLifeMs: config.INTERACT_MAX_LIFE_S * 1000,
+          maxOutput: INTERACT_MAX_OUTPUT,
+          maxResult: INTERACT_MAX_RESULT,
+        },
+        log,
+      },
+      {
+        connection: connections.open('interact-sessions'),
+        prefix: config.QUEUE_PREFIX,
+        sessions: config.INTERACT_SESSIONS_PER_WORKER,
+        log,
+      },
+    );
+
   const timers: (() => void)[] = [];
   const every = (ms: number, task: () => Promise<unknown>, failure: string) =>
     timers.push(repeat(ms, task, (err) => log.warn({ err: err.message }, failure)));
@@ -188,6 +229,10 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
         else dispatcher.cancel(runId);
       });
       dispatcher.start();
+      if (config.INTERACT_SESSIONS_PER_WORKER > 0) {
+        interact = startInteract();
+        await interact.ready();
+      }
       every(
         Math.max(100, Math.floor(config.RUN_LOCK_MS / 3)),
         () => dispatcher.renew(),
@@ -214,7 +259,7 @@ export function createScraperRuntime(config: WorkerConfig): WorkerRuntime {
 
     async stop() {
       for (const stopTimer of timers) stopTimer();
-      await Promise.all([dispatcher.close(), analyst.stop()]);
+      await Promise.all([dispatcher.close(), analyst.stop(), interact?.close()]);
       await hosts.close();
       await hostCounts.flush();
       ops?.close();

@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   /** A synchronous scrape of the Firecrawl-compatible API that did not finish in its timeout (§18). */
   408: 'request_timeout',
   409: 'conflict',
+  /** An interact session of the Firecrawl-compatible API that ended; the next call opens a new one (§18). */
+  410: 'gone',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   429: 'rate_limited',

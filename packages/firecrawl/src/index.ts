@@ -28,6 +28,11 @@ export {
   parseExtractRequest,
 } from './internal/extract-request.ts';
 export {
+  type InteractRequest,
+  interactBody,
+  parseInteractRequest,
+} from './internal/interact-request.ts';
+export {
   cacheKeyOf,
   type FirecrawlJobOptions,
   jobOptions,

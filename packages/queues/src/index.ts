@@ -10,6 +10,7 @@ export {
   InteractSessionStore,
   SESSION_HEARTBEAT_MS,
   type SessionClaim,
+  type SessionLook,
 } from './interact.ts';
 export { LuaScript, REDIS_NOW } from './lua.ts';
 

@@ -45,17 +45,22 @@ export type InteractAnswer = z.infer<typeof interactAnswerSchema>;
 
 export type SessionState = 'opening' | 'open' | 'ended';
 
+/** A scrape's session as its record says. */
+export interface SessionLook {
+  sessionId: string;
+  state: SessionState;
+  /** Why it ended, for an ended one. */
+  reason: string;
+  /** When it was claimed, then when a worker took it (ms, Redis's clock). */
+  openedAt: number;
+  /** Whether its worker showed signs of life lately (always false before one took it). */
+  alive: boolean;
+}
+
 /** A session as the claim of a scrape's session finds it. */
 export type SessionClaim =
   | { kind: 'new'; sessionId: string }
-  | {
-      kind: 'existing';
-      sessionId: string;
-      state: SessionState;
-      reason: string;
-      openedAt: number;
-      alive: boolean;
-    }
+  | ({ kind: 'existing' } & SessionLook)
   | { kind: 'full' };
 
 /** A session's record lives this long after its last sign of life (its ended state is read once). */
@@ -78,10 +83,7 @@ const keys = (prefix: string) => ({
 // KEYS: record, user's sessions. ARGV: session id, user id, limit, ms to open, scrape id.
 // The user's sessions are a sorted set of scrape ids scored by when their sign of life expires.
 const CLAIM = new LuaScript(`${REDIS_NOW}
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local f = redis.call('HMGET', KEYS[1], 'id', 'state', 'reason', 'opened')
-  return {'existing', f[1], f[2], f[3] or '', f[4] or '0'}
-end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'existing'} end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('ZSCORE', KEYS[2], ARGV[5]) == false and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
   return {'full'}
@@ -99,6 +101,16 @@ local f = redis.call('HMGET', KEYS[1], 'id', 'state')
 if f[1] ~= ARGV[1] or f[2] ~= 'opening' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'worker', ARGV[2], 'opened', now)
 redis.call('SET', KEYS[2], '1', 'PX', ${ALIVE_TTL_MS})
+return 1`);
+
+// KEYS: record, alive, user's sessions. ARGV: session id, scrape id, ms of life, ms of record.
+// A session's sign of life, while its record is still its own (1), else 0: it was stopped or given up.
+const HEARTBEAT = new LuaScript(`${REDIS_NOW}
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return 1`);
 
 // KEYS: record, alive, user's sessions. ARGV: session id, scrape id, state, reason.
@@ -149,16 +161,9 @@ export class InteractSessionStore {
     )) as string[];
     if (reply[0] === 'full') return { kind: 'full' };
     if (reply[0] === 'new') return { kind: 'new', sessionId };
-    const id = reply[1] as string;
-    const alive = (await this.#redis.exists(k.alive(id))) === 1;
-    return {
-      kind: 'existing',
-      sessionId: id,
-      state: reply[2] as SessionState,
-      reason: reply[3] as string,
-      openedAt: Number(reply[4]),
-      alive,
-    };
+    const found = await this.look(scrapeId);
+    // Ended between the two looks: a new claim finds no record.
+    return found ? { kind: 'existing', ...found } : this.claim(scrapeId, userId, sessionId, limit, openMs);
   }
 
   /** Queues a command; returns how many commands wait for the session, this one included. */
@@ -207,18 +212,44 @@ export class InteractSessionStore {
     return (await TAKE.run(this.#redis, 2, k.record(scrapeId), k.alive(sessionId), sessionId, worker)) === 1;
   }
 
-  /** The serving worker's sign of life: the session stays open and counted for its user. */
-  async heartbeat(scrapeId: string, userId: string, sessionId: string): Promise<void> {
+  /**
+   * The serving worker's sign of life: the session stays open and counted for its user. False
+   * when the scrape's session is no longer this one (stopped or given up): it is to end.
+   */
+  async heartbeat(scrapeId: string, userId: string, sessionId: string): Promise<boolean> {
     const k = this.#keys;
-    const time = await this.#redis.time();
-    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-    await this.#redis
-      .multi()
-      .set(k.alive(sessionId), '1', 'PX', ALIVE_TTL_MS)
-      .pexpire(k.record(scrapeId), RECORD_TTL_MS)
-      .zadd(k.user(userId), now + ALIVE_TTL_MS, scrapeId)
-      .pexpire(k.user(userId), RECORD_TTL_MS)
-      .exec();
+    const kept = await HEARTBEAT.run(
+      this.#redis,
+      3,
+      k.record(scrapeId),
+      k.alive(sessionId),
+      k.user(userId),
+      sessionId,
+      scrapeId,
+      ALIVE_TTL_MS,
+      RECORD_TTL_MS,
+    );
+    return kept === 1;
+  }
+
+  /** The scrape's session as its record says, and whether its worker shows signs of life; null: none. */
+  async look(scrapeId: string): Promise<SessionLook | null> {
+    const [id, state, reason, opened] = await this.#redis.hmget(
+      this.#keys.record(scrapeId),
+      'id',
+      'state',
+      'reason',
+      'opened',
+    );
+    if (!id) return null;
+    const alive = (await this.#redis.exists(this.#keys.alive(id))) === 1;
+    return {
+      sessionId: id,
+      state: state as SessionState,
+      reason: reason ?? '',
+      openedAt: Number(opened),
+      alive,
+    };
   }
 
   /**

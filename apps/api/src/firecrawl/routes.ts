@@ -22,6 +22,7 @@ import {
   type FirecrawlVersion,
   firecrawlDocument,
   firecrawlFormats,
+  interactBody,
   jobOptions,
   type MapLink,
   mapBody,
@@ -31,6 +32,7 @@ import {
   parseBatchScrapeRequest,
   parseCrawlRequest,
   parseExtractRequest,
+  parseInteractRequest,
   parseMapRequest,
   parseScrapeRequest,
   parseSearchRequest,
@@ -53,6 +55,7 @@ import { principalOf, requireScope } from '../http/auth.ts';
 import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
 import { runSearch, type SearchDeps } from '../search/search.ts';
+import type { InteractService } from './interact.ts';
 import { type TeamDeps, teamRoutes } from './team.ts';
 import type { StatusReader, WatchedKind } from './watch.ts';
 
@@ -60,6 +63,7 @@ export interface FirecrawlDeps extends TeamDeps {
   /** The operator's proxies (PROXY_URLS): `location.country` picks one. */
   proxies: readonly ProxyEntry[];
   compat: CompatService;
+  interact: InteractService;
   /** Checks a job body as POST /jobs does (selectors, proxies), with this service's field paths. */
   parseJob: (raw: unknown, userId: string) => Promise<CreateJobInput>;
   /** Resolves the API key and counts the request against the rate limit, as for the native API. */
@@ -199,6 +203,27 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     return [
       200,
       { success: true, data: withScrapeId(document ?? (await failedDocument(run, v)), run.run.id) },
+    ];
+  });
+
+  // A finished scrape's live page (docs/api.md §18), v2 only; its owner's alone, as GET's answer.
+  const interactable = async (req: Request, v: FirecrawlVersion, principal: Principal) => {
+    if (v !== 'v2') throw new AppError(404, `No route ${req.method} ${req.baseUrl}${req.path}.`);
+    const run = await compat.get(principal, idOf(req));
+    if (run.kind !== 'scrape') throw new AppError(404, 'Scrape not found.');
+    if (run.run.status === 'running') throw new AppError(404, 'The scrape has not finished yet.');
+    return run.run.id;
+  };
+  route('post', '/scrape/:id/interact', async (req, v, principal) => {
+    const { code, timeoutMs } = valid(parseInteractRequest(req.body));
+    const id = await interactable(req, v, principal);
+    return [200, interactBody(await deps.interact.run(id, principal.userId, code, timeoutMs))];
+  });
+  route('delete', '/scrape/:id/interact', async (req, v, principal) => {
+    const { sessionMs } = await deps.interact.stop(await interactable(req, v, principal), principal.userId);
+    return [
+      200,
+      { success: true, status: 'stopped', ...(sessionMs !== null && { sessionDurationMs: sessionMs }) },
     ];
   });
 

@@ -15,7 +15,7 @@ import {
   type RequestPace,
   type Validators,
 } from '../fetch/index.ts';
-import type { Renderer } from '../render/index.ts';
+import type { Renderer, RenderRequest } from '../render/index.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 
 export interface PageLoaderDeps {
@@ -125,6 +125,24 @@ export class RunFetching {
   sendsValidators(): boolean {
     const headers = Object.keys(this.#outgoing()?.headers ?? {}).map((name) => name.toLowerCase());
     return !headers.includes('if-none-match') && !headers.includes('if-modified-since');
+  }
+
+  /**
+   * How an interact session opens `url` for this job (docs/api.md §18): with the job's headers,
+   * cookies, credentials and user agent, its first proxy, and its render wait strategy.
+   */
+  sessionRequest(url: string): RenderRequest {
+    const settings = this.#pageSettings();
+    const render = settings.renderConfig;
+    const request = settings.request;
+    return {
+      url,
+      waitStrategy: render?.wait_strategy ?? 'load',
+      waitTimeoutMs: render?.wait_timeout_ms ?? 0,
+      proxyUrl: proxyPickerFor(settings, this.#deps.proxies)?.pick(0)?.url ?? null,
+      userAgent: this.#deps.userAgent,
+      ...(request && { request }),
+    };
   }
 
   /** Closes the run's connections here. */

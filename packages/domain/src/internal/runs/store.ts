@@ -281,6 +281,21 @@ export class RunStore {
   }
 
   /**
+   * The settings a run ran with and its job, whatever the run's status, when the run is
+   * `userId`'s and not being deleted; null otherwise (an interact session's page, docs/api.md §18).
+   */
+  async settingsOf(runId: string, userId: string): Promise<{ jobId: string; settings: RunSettings } | null> {
+    const { rows } = await this.#db.pool.query<{ job_id: string; settings: unknown }>({
+      name: 'run-settings-of',
+      text: `SELECT r.job_id, ${RUN_SETTINGS} AS settings FROM runs r JOIN jobs j ON j.id = r.job_id
+              WHERE r.id = $1 AND j.user_id = $2 AND NOT r.deleting`,
+      values: [runId, userId],
+    });
+    const row = rows[0];
+    return row ? { jobId: row.job_id, settings: runSettings(row.settings) } : null;
+  }
+
+  /**
    * Stores a batch in one transaction, with the run's row locked: each outcome only if its URL is
    * still claimed under the same claim (a worker that lost it to a take-over writes nothing), the
    * records of the pages whose outcome was written (a page's records as one row of result_pages),
