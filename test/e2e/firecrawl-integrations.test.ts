@@ -260,19 +260,15 @@ describe("Firecrawl's MCP server", () => {
     'firecrawl_monitor_check',
   ];
   /** Firecrawl's hosted features this service does not have: the tool ends in an error naming it. */
-  const NOT_SERVED = [
-    'firecrawl_parse',
-    'firecrawl_interact',
-    'firecrawl_interact_stop',
-    'firecrawl_feedback',
-    'firecrawl_find_tools',
-  ];
+  const NOT_SERVED = ['firecrawl_parse', 'firecrawl_feedback', 'firecrawl_find_tools'];
   const WORKS = [
     'firecrawl_scrape',
     'firecrawl_map',
     'firecrawl_crawl',
     'firecrawl_check_crawl_status',
     'firecrawl_credit_usage',
+    'firecrawl_interact',
+    'firecrawl_interact_stop',
   ];
 
   it('runs each of its tools that needs no search, model or monitors against the service', async () => {
@@ -340,11 +336,33 @@ describe("Firecrawl's MCP server", () => {
       expect(usage.error).toBe(false);
       expect(usage.text).toContain(String(QUOTA - 5));
 
+      // The scrape's page, live: the second call reads the page the first one's click opened.
+      const scrapeId = scraped.data.metadata.scrapeId;
+      const read = `console.log(await page.innerText('h1')); return page.title();`;
+      const interacted = await call('firecrawl_interact', { scrapeId, code: read });
+      expect(interacted.error).toBe(false);
+      expect(interacted.data).toMatchObject({
+        success: true,
+        stdout: 'Topic 1\n',
+        result: 'Page 1',
+        exitCode: 0,
+      });
+      expect((await call('firecrawl_interact', { scrapeId, code: `await page.click('a');` })).error).toBe(
+        false,
+      );
+      const next = await call('firecrawl_interact', { scrapeId, code: read });
+      expect(next.data).toMatchObject({ stdout: 'Topic 2\n', result: 'Page 2' });
+      const stopped = await call('firecrawl_interact_stop', { scrapeId });
+      // The structured answer keeps the fields of the tool's output schema; the text has them all.
+      expect([stopped.error, stopped.data, JSON.parse(stopped.text)]).toEqual([
+        false,
+        { success: true },
+        { success: true, status: 'stopped', sessionDurationMs: expect.any(Number) },
+      ]);
+
       const file = `${process.cwd()}/package.json`;
       for (const [name, args] of [
         ['firecrawl_parse', { filePath: file }],
-        ['firecrawl_interact', { scrapeId: scraped.data.metadata.scrapeId, code: 'console.log(1)' }],
-        ['firecrawl_interact_stop', { scrapeId: scraped.data.metadata.scrapeId }],
         // The server takes only Firecrawl's UUIDs as job ids.
         ['firecrawl_feedback', { endpoint: 'scrape', jobId: randomUUID(), rating: 'good' }],
         ['firecrawl_find_tools', {}],

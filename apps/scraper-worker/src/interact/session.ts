@@ -94,9 +94,9 @@ export async function serveSession(
         : shutdown.aborted
           ? 'the worker serving it shut down'
           : Date.now() - lastUsed >= limits.idleMs
-            ? `it had no command for ${Math.round(limits.idleMs / 1000)} s`
+            ? `it had no command for ${limits.idleMs / 1000} s`
             : Date.now() - started >= limits.maxLifeMs
-              ? `it reached its longest life of ${Math.round(limits.maxLifeMs / 1000)} s`
+              ? `it reached its longest life of ${limits.maxLifeMs / 1000} s`
               : page.isClosed() || !page.browser().connected
                 ? 'its page closed (the browser stopped)'
                 : null;
