@@ -81,7 +81,7 @@ export async function runInPage(
     } else if (element.isContentEditable) element.textContent = value;
     else throw new Error('the element is not an input, a textarea or editable');
   };
-  const valueOf = (element: HTMLElement) =>
+  const currentValue = (element: HTMLElement) =>
     element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement
       ? element.value
       : (element.textContent ?? '');
@@ -115,7 +115,7 @@ export async function runInPage(
       element.focus();
       for (const key of text) {
         element.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
-        setValue(element, valueOf(element) + key);
+        setValue(element, currentValue(element) + key);
         element.dispatchEvent(new InputEvent('input', { data: key, inputType: 'insertText', bubbles: true }));
         element.dispatchEvent(new KeyboardEvent('keyup', { key, bubbles: true }));
         if (options?.delay) await sleep(options.delay);
@@ -123,6 +123,7 @@ export async function runInPage(
       element.dispatchEvent(new Event('change', { bubbles: true }));
     },
     innerText: async (selector: string, options?: { timeout?: number }) =>
+      // biome-ignore lint/performance/useDomNodeTextContent: the rendered text, as Playwright's page.innerText gives
       (await find(selector, options)).innerText,
     textContent: async (selector: string, options?: { timeout?: number }) =>
       (await find(selector, options)).textContent,
