@@ -217,19 +217,10 @@ export class InteractSessionStore {
    * when the scrape's session is no longer this one (stopped or given up): it is to end.
    */
   async heartbeat(scrapeId: string, userId: string, sessionId: string): Promise<boolean> {
-    const k = this.#keys;
-    const kept = await HEARTBEAT.run(
-      this.#redis,
-      3,
-      k.record(scrapeId),
-      k.alive(sessionId),
-      k.user(userId),
-      sessionId,
-      scrapeId,
-      ALIVE_TTL_MS,
-      RECORD_TTL_MS,
+    const keys = this.#sessionKeys(scrapeId, userId, sessionId);
+    return (
+      (await HEARTBEAT.run(this.#redis, 3, ...keys, sessionId, scrapeId, ALIVE_TTL_MS, RECORD_TTL_MS)) === 1
     );
-    return kept === 1;
   }
 
   /** The scrape's session as its record says, and whether its worker shows signs of life; null: none. */
@@ -263,18 +254,21 @@ export class InteractSessionStore {
     how: 'ended' | 'gone',
     reason = '',
   ): Promise<void> {
-    const k = this.#keys;
     await END.run(
       this.#redis,
       3,
-      k.record(scrapeId),
-      k.alive(sessionId),
-      k.user(userId),
+      ...this.#sessionKeys(scrapeId, userId, sessionId),
       sessionId,
       scrapeId,
       how,
       reason,
     );
+  }
+
+  /** A session's record, sign of life and its user's sessions: the keys of HEARTBEAT and END. */
+  #sessionKeys(scrapeId: string, userId: string, sessionId: string): [string, string, string] {
+    const k = this.#keys;
+    return [k.record(scrapeId), k.alive(sessionId), k.user(userId)];
   }
 
   /** Commands queued for a session and not taken, removed (to be answered by whoever ends it). */

@@ -19,20 +19,23 @@ export interface InteractDeps {
   sessionsPerUser: number;
 }
 
-/** A new session that no worker took within this long is given up (all workers' sessions are taken). */
-const PICKUP_MS = 15_000;
-/** The longest a worker takes to open a session's page (the job's navigation timeout at most). */
-const OPEN_MS = 60_000;
-/** Beyond a call's own time limit: the settling after the code, the answer's way back. */
-const ANSWER_MARGIN_MS = 5_000;
-/** Firecrawl's longest time limit of a call, which a call queued ahead may take. */
-const MAX_CALL_MS = 300_000;
+/** How long the API waits, in ms. */
+const WAIT = {
+  /** A new session that no worker took within this long is given up (all workers' sessions are taken). */
+  pickup: 15_000,
+  /** The longest a worker takes to open a session's page (the job's navigation timeout at most). */
+  open: 60_000,
+  /** Beyond a call's own time limit: the settling after the code, the answer's way back. */
+  margin: 5_000,
+  /** Firecrawl's longest time limit of a call, which a call queued ahead may take. */
+  longestCall: 300_000,
+  /** How long a wait for an answer blocks before it looks at the session again. */
+  look: 5_000,
+  /** How long a stop waits for the worker to close the page. */
+  stop: 10_000,
+} as const;
 /** Calls waiting for one session at most (the one running included). */
 const MAX_WAITING = 3;
-/** How long a wait for an answer blocks before it looks at the session again. */
-const LOOK_EVERY_MS = 5_000;
-/** How long a stop waits for the worker to close the page. */
-const STOP_WAIT_MS = 10_000;
 
 const ENDED = 'The interact session of this scrape ended';
 
@@ -50,7 +53,7 @@ export class InteractService {
   /** Runs `code` in the scrape's session, opening one when it has none. Throws AppError. */
   async run(scrapeId: string, userId: string, code: string, timeoutMs: number): Promise<InteractRun> {
     const { store, queue, sessionsPerUser } = this.#deps;
-    const claim = await store.claim(scrapeId, userId, randomUUID(), sessionsPerUser, PICKUP_MS + OPEN_MS);
+    const claim = await store.claim(scrapeId, userId, randomUUID(), sessionsPerUser, WAIT.pickup + WAIT.open);
     if (claim.kind === 'full')
       throw new AppError(
         429,
@@ -68,13 +71,13 @@ export class InteractService {
       );
     const opening = claim.kind === 'new' || claim.state === 'opening';
     const answer = await this.#answer(scrapeId, userId, sessionId, command, {
-      pickupBy: opening ? Date.now() + PICKUP_MS : null,
+      pickupBy: opening ? Date.now() + WAIT.pickup : null,
       deadline:
         Date.now() +
-        (opening ? PICKUP_MS + OPEN_MS : 0) +
+        (opening ? WAIT.pickup + WAIT.open : 0) +
         timeoutMs +
-        ANSWER_MARGIN_MS +
-        (waiting - 1) * (MAX_CALL_MS + ANSWER_MARGIN_MS),
+        WAIT.margin +
+        (waiting - 1) * (WAIT.longestCall + WAIT.margin),
     });
     switch (answer.kind) {
       case 'ran':
@@ -108,7 +111,7 @@ export class InteractService {
     await store.send(look.sessionId, command, true);
     const blocking = this.#deps.blocking();
     try {
-      const answer = await store.answer(blocking, command.id, STOP_WAIT_MS);
+      const answer = await store.answer(blocking, command.id, WAIT.stop);
       if (answer?.kind === 'stopped') return { sessionMs: answer.sessionMs };
     } finally {
       blocking.disconnect();
@@ -144,7 +147,7 @@ export class InteractService {
     try {
       for (;;) {
         const left = by.deadline - Date.now();
-        const answer = await store.answer(blocking, command.id, Math.max(1, Math.min(LOOK_EVERY_MS, left)));
+        const answer = await store.answer(blocking, command.id, Math.max(1, Math.min(WAIT.look, left)));
         if (answer) return answer;
         const look = await store.look(scrapeId);
         if (look?.sessionId !== sessionId) {
@@ -161,7 +164,7 @@ export class InteractService {
           await queue.remove(sessionId).catch(() => 0);
           throw new AppError(
             503,
-            `No worker could open an interact session within ${PICKUP_MS / 1000} s (every worker's sessions are in use); try again later.`,
+            `No worker could open an interact session within ${WAIT.pickup / 1000} s (every worker's sessions are in use); try again later.`,
           );
         }
         if (Date.now() >= by.deadline) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { InteractRun } from '@scrapejobs/queues';
 import { html, type LocalServer, startServer } from '../../../../test/support/render-servers.ts';
-import { Renderer, type SessionPage } from '../render/index.ts';
+import { Renderer } from '../render/index.ts';
 import { type CodeLimits, PageChannel, runCode } from './run-code.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -29,31 +30,32 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** A session page on the local site's start page, with its channel. */
-async function session(): Promise<SessionPage & { channel: PageChannel }> {
+type Run = (code: string, limits?: Partial<CodeLimits>) => Promise<InteractRun>;
+
+/** Gives `use` a way to run code in a session page on the local site's start page, then closes it. */
+async function inSession(use: (run: Run) => Promise<void>): Promise<void> {
   const opened = await renderer.openSession({
     url: `${server.origin}/`,
     waitStrategy: 'load',
     waitTimeoutMs: 10_000,
   });
-  return { ...opened, channel: await PageChannel.attach(opened.page, 10_000) };
+  try {
+    const channel = await PageChannel.attach(opened.page, 10_000);
+    await use((code, limits) => runCode(opened.page, channel, code, { ...LIMITS, ...limits }));
+  } finally {
+    opened.close();
+  }
 }
 
 describe('code run in an interact session page', () => {
   test('the page helper clicks and fills, console output is stdout and stderr, and the return value is the result', async () => {
-    const s = await session();
-    try {
-      const run = await runCode(
-        s.page,
-        s.channel,
-        `await page.click('#more'); await page.click('#more');
+    await inSession(async (run) => {
+      const got = await run(`await page.click('#more'); await page.click('#more');
          await page.fill('#name', 'Ada');
          console.log('count', await page.innerText('#count'));
          console.warn({ title: await page.title() });
-         return { count: Number(document.getElementById('count').textContent), url: await page.url() };`,
-        LIMITS,
-      );
-      expect(run).toEqual({
+         return { count: Number(document.getElementById('count').textContent), url: await page.url() };`);
+      expect(got).toEqual({
         kind: 'ran',
         stdout: 'count 2\n',
         stderr: '{"title":"typed Ada"}\n',
@@ -65,104 +67,64 @@ describe('code run in an interact session page', () => {
         url: `${server.origin}/`,
       });
       // The page keeps its state for the next call.
-      const again = await runCode(s.page, s.channel, `return page.textContent('#count');`, LIMITS);
+      const again = await run(`return page.textContent('#count');`);
       expect([again.result, again.stdout]).toEqual(['2', '']);
-    } finally {
-      s.close();
-    }
+    });
   });
 
   test('a thrown error is exit code 1 with the error in stderr; a syntax error too', async () => {
-    const s = await session();
-    try {
-      const thrown = await runCode(
-        s.page,
-        s.channel,
-        `console.log('before'); throw new Error('nope');`,
-        LIMITS,
-      );
+    await inSession(async (run) => {
+      const thrown = await run(`console.log('before'); throw new Error('nope');`);
       expect([thrown.exitCode, thrown.stdout, thrown.error]).toEqual([
         1,
         'before\n',
         expect.stringMatching(/^Error: nope/),
       ]);
       expect(thrown.stderr).toMatch(/^Error: nope/);
-      const syntax = await runCode(s.page, s.channel, `return (;`, LIMITS);
+      const syntax = await run(`return (;`);
       expect([syntax.exitCode, syntax.error]).toEqual([1, expect.stringMatching(/SyntaxError/)]);
-      const missing = await runCode(
-        s.page,
-        s.channel,
-        `await page.click('#absent', { timeout: 100 });`,
-        LIMITS,
-      );
+      const missing = await run(`await page.click('#absent', { timeout: 100 });`);
       expect(missing.error).toMatch(/no element matched #absent within 100 ms/);
-    } finally {
-      s.close();
-    }
+    });
   });
 
   test('code past its time limit is stopped, a loop that never yields too, and the page still serves the next call', async () => {
-    const s = await session();
-    try {
-      const limits = { ...LIMITS, timeoutMs: 300 };
-      const hung = await runCode(
-        s.page,
-        s.channel,
-        `console.log('waiting'); await new Promise(() => {});`,
-        limits,
-      );
+    await inSession(async (run) => {
+      const limits = { timeoutMs: 300 };
+      const hung = await run(`console.log('waiting'); await new Promise(() => {});`, limits);
       expect([hung.killed, hung.exitCode, hung.stdout]).toEqual([true, 124, 'waiting\n']);
       const started = Date.now();
-      const loop = await runCode(s.page, s.channel, `while (true) {}`, limits);
+      const loop = await run(`while (true) {}`, limits);
       expect([loop.killed, loop.exitCode]).toEqual([true, 124]);
       expect(Date.now() - started).toBeLessThan(3_000);
-      const after = await runCode(s.page, s.channel, `return page.innerText('#title');`, LIMITS);
+      const after = await run(`return page.innerText('#title');`);
       expect([after.exitCode, after.result]).toEqual([0, 'Start']);
-    } finally {
-      s.close();
-    }
+    });
   });
 
   test('output and result are cut at their bounds, and marked truncated', async () => {
-    const s = await session();
-    try {
-      const run = await runCode(
-        s.page,
-        s.channel,
+    await inSession(async (run) => {
+      const got = await run(
         `for (let i = 0; i < 10000; i++) console.log('line ' + i); return 'x'.repeat(100000);`,
-        LIMITS,
       );
-      expect([run.stdout.length, run.result?.length, run.truncated, run.exitCode]).toEqual([
+      expect([got.stdout.length, got.result?.length, got.truncated, got.exitCode]).toEqual([
         1_000,
         200,
         true,
         0,
       ]);
-      expect(run.stdout.startsWith('line 0\nline 1\n')).toBe(true);
-    } finally {
-      s.close();
-    }
+      expect(got.stdout.startsWith('line 0\nline 1\n')).toBe(true);
+    });
   });
 
   test('a navigation the code starts ends the call, and the next call runs on the new document', async () => {
-    const s = await session();
-    try {
-      const nav = await runCode(
-        s.page,
-        s.channel,
+    await inSession(async (run) => {
+      const nav = await run(
         `console.log('leaving'); await page.click('#go'); await page.waitForTimeout(5000);`,
-        LIMITS,
       );
       expect([nav.exitCode, nav.killed, nav.url]).toEqual([0, false, `${server.origin}/next`]);
-      const next = await runCode(
-        s.page,
-        s.channel,
-        `console.log(await page.innerText('#title')); return page.url();`,
-        LIMITS,
-      );
+      const next = await run(`console.log(await page.innerText('#title')); return page.url();`);
       expect([next.stdout, next.result]).toEqual(['Next page\n', `${server.origin}/next`]);
-    } finally {
-      s.close();
-    }
+    });
   });
 });
