@@ -20,6 +20,8 @@ const SETTLE_IDLE_MS = 200;
 const SETTLE_MAX_MS = 2_000;
 /** Output still in flight when the code's value arrives is waited for this long at most. */
 const OUTPUT_WAIT_MS = 1_000;
+/** How long a page whose evaluation failed gets to show it still answers. */
+const PROBE_MS = 2_000;
 /** A new document the code navigated to is waited for this long at most. */
 const NAVIGATION_WAIT_MS = 10_000;
 
@@ -130,7 +132,16 @@ export async function runCode(
           .catch(() => {});
         run = { result: null, exitCode: 0, killed: false, error: null };
       } else {
-        // The code did not compile (a syntax error): it never ran.
+        // The runner catches what the code throws: a failed evaluation is code that did not
+        // compile, unless the page itself broke (crashed), which ends the session.
+        const answers = await Promise.race([
+          page.evaluate('1').then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), PROBE_MS)),
+        ]);
+        if (!answers) throw ended.err;
         run = { result: null, exitCode: 1, killed: false, error: `SyntaxError: ${ended.err.message}` };
       }
     }
