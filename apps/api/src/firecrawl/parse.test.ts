@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { NO_MODEL_MESSAGE } from '@scrapejobs/llm';
 import request from 'supertest';
 import { makePdf } from '../../../../packages/content/src/testing/pdf.ts';
@@ -188,6 +189,44 @@ describe('POST /v2/parse', () => {
     expect(huge.body.error).toMatch(
       /^The request body exceeds \d+ bytes: a file may have at most 65536 bytes\.$/,
     );
+  });
+
+  it('is a 413 for a body sent in chunks, without a length, as soon as it passes the limit', async () => {
+    const server = api.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const boundary = 'parse-test-boundary';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.html"\r\nContent-Type: text/html\r\n\r\n`;
+      let sent = 0;
+      // Far more than the limit, if it were all read: the API answers before the end.
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent > 64 * 1024 * 1024) return controller.close();
+          const chunk = sent === 0 ? head + 'x'.repeat(65_536) : 'x'.repeat(65_536);
+          sent += chunk.length;
+          controller.enqueue(new TextEncoder().encode(chunk));
+        },
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/v2/parse`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      expect(res.status).toBe(413);
+      expect(await res.json()).toMatchObject({
+        success: false,
+        error: expect.stringMatching(/^The request body exceeds/),
+      });
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('is a 415 naming the kinds it parses for Word and spreadsheet files, and for a body that is not a form', async () => {
