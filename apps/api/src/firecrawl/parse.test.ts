@@ -2,18 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { NO_MODEL_MESSAGE } from '@scrapejobs/llm';
 import request from 'supertest';
 import { makePdf } from '../../../../packages/content/src/testing/pdf.ts';
-import { buildTestApi } from '../../../../test/support/api.ts';
-import { client } from '../../../../test/support/client.ts';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.ts';
-import { testPrefix } from '../../../../test/support/redis.ts';
+import { type ApiFixture, apiFixture } from '../../../../test/support/api.ts';
 
 // POST /v2/parse (docs/api.md §18) through the API's routes, on its conversion threads, against a
 // real database: multipart in, a Firecrawl document out, and the 4xx of every bad upload.
-let tdb: TestDatabase;
-let api: ReturnType<typeof buildTestApi>;
+let fx: ApiFixture;
 let token: string;
-let alice: ReturnType<typeof client>;
-const prefix = testPrefix();
 /** PARSE_MAX_BYTES of this API: small, so that the limits are cheap to reach. */
 const MAX_BYTES = 64 * 1024;
 
@@ -23,22 +17,16 @@ const PAGE = `<!doctype html><html lang="en"><head><title>Release notes</title><
 </body></html>`;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  api = buildTestApi({ db: tdb.db, prefix: prefix.prefix, env: { PARSE_MAX_BYTES: MAX_BYTES } });
-  ({ token } = await api.keys.create({
+  fx = await apiFixture({ env: { PARSE_MAX_BYTES: MAX_BYTES } });
+  ({ token } = await fx.api.keys.create({
     email: 'alice@example.com',
     mode: 'test',
     scopes: ['jobs:read', 'jobs:write'],
     name: 'k',
   }));
-  alice = client(api.app, token);
 });
 
-afterAll(async () => {
-  await api.close();
-  await tdb.drop();
-  await prefix.cleanup();
-});
+afterAll(() => fx.close());
 
 interface Upload {
   name: string;
@@ -46,9 +34,11 @@ interface Upload {
   data: Buffer | Uint8Array | string;
 }
 
+const pdfFile = (name: string, data: Upload['data']): Upload => ({ name, type: 'application/pdf', data });
+
 /** A multipart POST /v2/parse as Firecrawl's SDK sends it: an options part, then the file. */
 function parse(file: Upload | null, options?: unknown, path = '/v2/parse') {
-  let req = request(api.app).post(path).set('Authorization', `Bearer ${token}`);
+  let req = request(fx.api.app).post(path).set('Authorization', `Bearer ${token}`);
   if (options !== undefined)
     req = req.field('options', typeof options === 'string' ? options : JSON.stringify(options));
   if (file)
@@ -61,7 +51,7 @@ function parse(file: Upload | null, options?: unknown, path = '/v2/parse') {
 
 describe('POST /v2/parse', () => {
   it('gives an HTML file’s main content as markdown, with its title, and counts one page', async () => {
-    const before = await tdb.db.accountUsage.findMany();
+    const before = await fx.tdb.db.accountUsage.findMany();
     const res = await parse(
       { name: 'notes.html', type: 'text/html', data: PAGE },
       { formats: ['markdown', 'html'], origin: 'js-sdk@4.42.0' },
@@ -82,12 +72,12 @@ describe('POST /v2/parse', () => {
       },
     });
     expect(res.body.data.html).not.toContain('Home');
-    const after = await tdb.db.accountUsage.findMany();
+    const after = await fx.tdb.db.accountUsage.findMany();
     expect(after.map((row) => Number(row.pages))).toEqual([
       before.reduce((sum, row) => sum + Number(row.pages), 0) + 1,
     ]);
     // Nothing is stored: no job, no run.
-    expect(await tdb.db.job.count()).toBe(0);
+    expect(await fx.tdb.db.job.count()).toBe(0);
   });
 
   it('gives a PDF’s text page by page, up to pdfOptions.maxPages, with its page count', async () => {
@@ -124,7 +114,7 @@ describe('POST /v2/parse', () => {
   it('is a 400 at file without a file part, with a text field, or an empty file', async () => {
     for (const req of [
       parse(null, {}),
-      request(api.app).post('/v2/parse').set('Authorization', `Bearer ${token}`).field('file', 'text'),
+      request(fx.api.app).post('/v2/parse').set('Authorization', `Bearer ${token}`).field('file', 'text'),
       parse({ name: 'empty.html', type: 'text/html', data: '' }),
     ]) {
       const res = await req;
@@ -159,14 +149,10 @@ describe('POST /v2/parse', () => {
   });
 
   it('is a 400 at file for a PDF the converter cannot read, or a file named .pdf that is not one', async () => {
-    const broken = await parse({
-      name: 'broken.pdf',
-      type: 'application/pdf',
-      data: '%PDF-1.7\nnot a real PDF',
-    });
+    const broken = await parse(pdfFile('broken.pdf', '%PDF-1.7\nnot a real PDF'));
     expect(broken.status).toBe(400);
     expect(broken.body.details.file).toMatch(/^could not be read: /);
-    const fake = await parse({ name: 'fake.pdf', type: 'application/pdf', data: PAGE });
+    const fake = await parse(pdfFile('fake.pdf', PAGE));
     expect([fake.status, fake.body.details]).toEqual([
       400,
       { file: 'is not a PDF: it does not start with %PDF-' },
@@ -192,7 +178,7 @@ describe('POST /v2/parse', () => {
   });
 
   it('is a 413 for a body sent in chunks, without a length, as soon as it passes the limit', async () => {
-    const server = api.app.listen(0, '127.0.0.1');
+    const server = fx.api.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
       const { port } = server.address() as AddressInfo;
@@ -241,24 +227,19 @@ describe('POST /v2/parse', () => {
     );
     const xlsx = await parse({ name: 'sheet.xlsx', data: 'PK\u0003\u0004' });
     expect(xlsx.status).toBe(415);
-    const json = await alice.post('/v2/parse', { file: 'x' });
+    const json = await request(fx.api.app)
+      .post('/v2/parse')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ file: 'x' });
     expect([json.status, json.body.success]).toEqual([415, false]);
   });
 
   it('needs a key with jobs:write, and is not a v1 endpoint', async () => {
-    const { token: reader } = await api.keys.create({
-      email: 'reader@example.com',
-      mode: 'test',
-      scopes: ['jobs:read'],
-      name: 'r',
-    });
+    const reader = await fx.keyClient('reader@example.com', 'test', ['jobs:read']);
     const file = { name: 'a.html', type: 'text/html', data: PAGE };
-    const anonymous = await request(api.app).post('/v2/parse').attach('file', Buffer.from(PAGE), 'a.html');
+    const anonymous = await request(fx.api.app).post('/v2/parse').attach('file', Buffer.from(PAGE), 'a.html');
     expect(anonymous.status).toBe(401);
-    const readOnly = await request(api.app)
-      .post('/v2/parse')
-      .set('Authorization', `Bearer ${reader}`)
-      .attach('file', Buffer.from(file.data), 'a.html');
+    const readOnly = await reader.post('/v2/parse').attach('file', Buffer.from(file.data), 'a.html');
     expect(readOnly.status).toBe(403);
     expect((await parse(file, {}, '/v1/parse')).status).toBe(404);
   });
