@@ -149,7 +149,11 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   registerFrontierMetrics(registry, db);
   registerHostMetrics(registry, redis, config.QUEUE_PREFIX);
   const compiler = new QueryCompiler();
-  const files = new FileParser({ timeLimitMs: config.PARSE_TIME_LIMIT_MS, memoryMb: config.PARSE_MEMORY_MB });
+  const files = new FileParser({
+    timeLimitMs: config.PARSE_TIME_LIMIT_MS,
+    memoryMb: config.PARSE_MEMORY_MB,
+    threads: config.PARSE_THREADS,
+  });
   const app = createApp({
     config,
     db,

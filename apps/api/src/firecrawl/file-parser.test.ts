@@ -31,7 +31,7 @@ const task = (bytes: Uint8Array): ParseTask => ({
 
 describe('FileParser', () => {
   it('converts a large file off the event loop: timers here keep firing while it runs', async () => {
-    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 256 });
+    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 256, threads: 1 });
     try {
       let ticks = 0;
       let longestGap = 0;
@@ -58,7 +58,7 @@ describe('FileParser', () => {
   });
 
   it('ends a conversion past the request’s timeout with a ParseTimeout, and converts the next file', async () => {
-    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 256 });
+    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 256, threads: 1 });
     try {
       await expect(files.parse('alice', task(bigHtml(8)), 1_000)).rejects.toThrow(
         new ParseTimeout('The file was not parsed within its timeout of 1000 ms.'),
@@ -71,7 +71,7 @@ describe('FileParser', () => {
   });
 
   it('ends a conversion past its thread’s heap with a 413', async () => {
-    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 32 });
+    const files = new FileParser({ timeLimitMs: 60_000, memoryMb: 32, threads: 1 });
     try {
       const error = await files.parse('alice', task(bigHtml(8)), 60_000).catch((err: unknown) => err);
       expect(error).toBeInstanceOf(AppError);

@@ -18,7 +18,8 @@ export interface FileParserOptions {
   timeLimitMs: number;
   /** Each thread's heap (PARSE_MEMORY_MB). */
   memoryMb: number;
-  threads?: number;
+  /** PARSE_THREADS: with two or more, one user's files never take them all. */
+  threads: number;
 }
 
 /** A parse that did not finish in its time: the route answers it as Firecrawl's SCRAPE_TIMEOUT. */
@@ -27,8 +28,9 @@ export class ParseTimeout extends Error {
 }
 
 /**
- * Converts uploaded files on a few threads (docs/api.md §18), each within a time and heap limit, one
- * user's files never on every thread at once: a file past a limit ends its thread, not the API.
+ * Converts uploaded files on threads of their own (docs/api.md §18), each file within a time and
+ * heap limit: a file past one ends its thread, not the API. Files wait for a free thread (within
+ * their timeout), the users with the fewest running first.
  */
 export class FileParser {
   readonly #pool: SandboxPool<ParseTask, FirecrawlDocument>;
@@ -40,7 +42,7 @@ export class FileParser {
     this.#memoryMb = options.memoryMb;
     this.#pool = new SandboxPool({
       entry: new URL('./parse-thread.ts', import.meta.url),
-      threads: options.threads ?? 2,
+      threads: options.threads,
       timeLimitMs: options.timeLimitMs,
       memoryMb: options.memoryMb,
     });
