@@ -37,6 +37,7 @@ import {
 import type { Redis } from 'ioredis';
 import { type ApiApp, type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
+import { FileParser } from './firecrawl/file-parser.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
 
@@ -148,6 +149,11 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   registerFrontierMetrics(registry, db);
   registerHostMetrics(registry, redis, config.QUEUE_PREFIX);
   const compiler = new QueryCompiler();
+  const files = new FileParser({
+    timeLimitMs: config.PARSE_TIME_LIMIT_MS,
+    memoryMb: config.PARSE_MEMORY_MB,
+    threads: config.PARSE_THREADS,
+  });
   const app = createApp({
     config,
     db,
@@ -158,6 +164,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     registry,
     queues: [ticks],
     compiler,
+    files,
   });
 
   let server: Server | null = null;
@@ -213,7 +220,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
         });
         clearTimeout(deadline);
       }
-      await Promise.allSettled([tickWorker?.close(), ticks.close(), compiler.close()]);
+      await Promise.allSettled([tickWorker?.close(), ticks.close(), compiler.close(), files.close()]);
       connections.disconnectAll();
       keySubscriber.disconnect();
       if (!options.db) {
