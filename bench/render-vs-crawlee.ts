@@ -10,7 +10,9 @@
  *
  * Run: `pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
  * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,ours-lean,crawlee-default,crawlee-lean]`
- * (`ours-lean`: with render_config.block_resources, the default of a job that keeps records only)
+ * (`ours-lean`: with render_config.block_resources, the default of a job that keeps records only;
+ * `puppeteer`, not run unless named: bench/render-puppeteer.ts, a bare puppeteer loop, what
+ * Chromium itself allows on these pages at this concurrency)
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
@@ -145,7 +147,9 @@ async function runSide(side: string, round: number, origin: string, dir: string)
         args['js-every'],
         ...(side === 'ours-lean' ? ['--block-resources'] : []),
       ]
-    : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
+    : side === 'puppeteer'
+      ? ['bench/render-puppeteer.ts', origin, args.pages, args.concurrency]
+      : ['bench/render-crawlee.ts', origin, ...common, side.replace('crawlee-', '')];
   // bash's `time` gives the CPU of the side's whole process tree, its browser's reaped processes too.
   const out = openSync(logFile, 'w');
   const child = track(
@@ -214,7 +218,7 @@ await runBench(async () => {
   }
   // Each of our sides against each of Crawlee's, round by round.
   const ratios: Record<string, number[]> = {};
-  for (const mine of SIDES.filter((s) => s.startsWith('ours'))) {
+  for (const mine of SIDES.filter((s) => s.startsWith('ours') || s === 'puppeteer')) {
     const ours = runs.filter((r) => r.side === mine);
     for (const theirs of SIDES.filter((s) => s.startsWith('crawlee'))) {
       const other = runs.filter((r) => r.side === theirs);

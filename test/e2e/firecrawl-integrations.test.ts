@@ -1,9 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Firecrawl from '@mendable/firecrawl-js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import request from 'supertest';
+import { makePdf } from '../../packages/content/src/testing/pdf.ts';
 import { buildTestApi } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { jpegSize } from '../support/images.ts';
@@ -234,6 +238,26 @@ describe('the crawl watcher', () => {
 });
 
 /** The fields of the MCP tools' answers read here. */
+describe('file parsing', () => {
+  it("parses an HTML and a PDF file through the SDK's parse, each counted as a page", async () => {
+    const { sdk } = await account('parse@example.com');
+    const html = await sdk.parse(
+      { data: Buffer.from(page(3)), filename: 'topic.html', contentType: 'text/html' },
+      { formats: ['markdown', 'links'], onlyMainContent: true },
+    );
+    expect(html.markdown).toBe('# Topic 3\n\nTopic 3 in a few sentences, and a link to the next topic.');
+    expect(html.metadata).toMatchObject({ title: 'Page 3', language: 'en', sourceURL: 'topic.html' });
+    const pdf = await makePdf({ pages: [['A page of a PDF, read by the SDK.']] });
+    const fromPdf = await sdk.parse({ data: pdf, filename: 'one.pdf', contentType: 'application/pdf' });
+    expect(fromPdf.markdown).toBe('A page of a PDF, read by the SDK.');
+    expect((await sdk.getCreditUsage()).remainingCredits).toBe(QUOTA - 2);
+    await expect(sdk.parse({ data: 'PK\u0003\u0004', filename: 'a.xlsx' })).rejects.toMatchObject({
+      status: 415,
+      message: expect.stringContaining('this service parses HTML'),
+    });
+  });
+});
+
 interface ToolAnswer {
   markdown: string;
   screenshot: string;
@@ -270,7 +294,7 @@ describe("Firecrawl's MCP server", () => {
     'firecrawl_monitor_check',
   ];
   /** Firecrawl's hosted features this service does not have: the tool ends in an error naming it. */
-  const NOT_SERVED = ['firecrawl_parse', 'firecrawl_feedback', 'firecrawl_find_tools'];
+  const NOT_SERVED = ['firecrawl_feedback', 'firecrawl_find_tools'];
   const WORKS = [
     'firecrawl_scrape',
     'firecrawl_map',
@@ -279,6 +303,7 @@ describe("Firecrawl's MCP server", () => {
     'firecrawl_credit_usage',
     'firecrawl_interact',
     'firecrawl_interact_stop',
+    'firecrawl_parse',
   ];
 
   it('runs each of its tools that needs no search, model or monitors against the service', async () => {
@@ -370,9 +395,42 @@ describe("Firecrawl's MCP server", () => {
         { success: true, status: 'stopped', sessionDurationMs: expect.any(Number) },
       ]);
 
-      const file = `${process.cwd()}/package.json`;
+      // Local files, as the server reads them (docs/api.md §18): the answer is POST /v2/parse's.
+      const dir = await mkdtemp(join(tmpdir(), 'mcp-parse-'));
+      try {
+        await writeFile(join(dir, 'notes.html'), page(7));
+        const pdf = await makePdf({
+          title: 'Minutes',
+          pages: [['First page of the minutes.'], ['Second page.']],
+        });
+        await writeFile(join(dir, 'minutes.pdf'), pdf);
+        const html = await call('firecrawl_parse', { filePath: join(dir, 'notes.html') });
+        const htmlDoc = (html.data as unknown as { data: ToolAnswer }).data;
+        expect([html.error, htmlDoc.markdown]).toEqual([
+          false,
+          `# Topic 7\n\nTopic 7 in a few sentences, and a link to the next topic.`,
+        ]);
+        expect(htmlDoc.metadata).toMatchObject({ title: 'Page 7', sourceURL: 'notes.html' });
+        const parsedPdf = await call('firecrawl_parse', {
+          filePath: join(dir, 'minutes.pdf'),
+          parsers: ['pdf'],
+          pdfOptions: { maxPages: 1 },
+        });
+        const pdfDoc = (parsedPdf.data as unknown as { data: ToolAnswer }).data;
+        expect([parsedPdf.error, pdfDoc.markdown]).toEqual([false, 'First page of the minutes.']);
+        expect(pdfDoc.metadata).toMatchObject({ title: 'Minutes', numPages: 2 });
+        // A kind it does not parse ends in an error naming the kinds it does.
+        await writeFile(join(dir, 'report.docx'), 'PK\u0003\u0004');
+        const docx = await call('firecrawl_parse', { filePath: join(dir, 'report.docx') });
+        expect([docx.error, docx.text]).toEqual([
+          true,
+          expect.stringMatching(/status 415.*parses HTML .* and PDF/),
+        ]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+
       for (const [name, args] of [
-        ['firecrawl_parse', { filePath: file }],
         // The server takes only Firecrawl's UUIDs as job ids.
         ['firecrawl_feedback', { endpoint: 'scrape', jobId: randomUUID(), rating: 'good' }],
         ['firecrawl_find_tools', {}],

@@ -23,6 +23,7 @@ import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from './config.ts';
+import type { FileParser } from './firecrawl/file-parser.ts';
 import type { InteractService } from './firecrawl/interact.ts';
 import { firecrawlRouter } from './firecrawl/routes.ts';
 import { crawlWatcher } from './firecrawl/watch.ts';
@@ -68,6 +69,7 @@ export interface AppParts {
     | 'PUBLIC_BASE_URL'
     | 'ACCOUNT_MONTHLY_CREDITS'
     | 'MAX_RUNNING_URLS_PER_USER'
+    | 'PARSE_MAX_BYTES'
     | keyof LlmEnv
     | keyof SearchEnv
   >;
@@ -83,6 +85,8 @@ export interface AppParts {
   queues: readonly Queue[];
   /** Compiles job queries off the event loop. */
   compiler: QueryCompiler;
+  /** Converts the files of POST /v2/parse off the event loop. */
+  files: FileParser;
 }
 
 /** The API's Express app, and the listener of its server's `upgrade` requests (the SDK's crawl watcher). */
@@ -207,6 +211,7 @@ export function createApp(deps: AppParts): ApiApp {
     monthlyCredits: config.ACCOUNT_MONTHLY_CREDITS ?? null,
     maxRunningUrls: config.MAX_RUNNING_URLS_PER_USER,
     proxies: config.PROXY_URLS,
+    parse: { files: deps.files, maxBytes: config.PARSE_MAX_BYTES },
   });
   app.use(['/v1', '/v2'], firecrawl);
   // Firecrawl's catalogue of data providers (its MCP server's firecrawl_find_tools) lives outside /v2.

@@ -27,6 +27,17 @@ export const apiEnvSchema = z.object({
   ACCOUNT_MONTHLY_CREDITS: envInt(1).optional(),
   /** Interact sessions (docs/api.md §18) one account has opening or open at most; beyond, a call is a 429. */
   INTERACT_SESSIONS_PER_USER: envInt(1, 1_000).default(2),
+  /** POST /v2/parse (docs/api.md §18): an uploaded file's bytes at most (larger: 413). */
+  PARSE_MAX_BYTES: envInt(1024, 100 * 1024 * 1024).default(10 * 1024 * 1024),
+  /** POST /v2/parse: a file's conversion at most this long, whatever its `timeout` asks (408 past it). */
+  PARSE_TIME_LIMIT_MS: envInt(1_000, 300_000).default(60_000),
+  /** POST /v2/parse: the heap of each conversion thread (a file needing more: 413). */
+  PARSE_MEMORY_MB: envInt(32, 4_096).default(256),
+  /**
+   * POST /v2/parse: conversion threads (each up to PARSE_MEMORY_MB beside the API's own heap: the
+   * pod's memory limit counts them; infra/README.md).
+   */
+  PARSE_THREADS: envInt(1, 16).default(1),
   /** The scraper workers' MAX_RUNNING_URLS_PER_USER, reported by /team/queue-status as `maxConcurrency`. */
   MAX_RUNNING_URLS_PER_USER: envInt(1, 100_000).default(64),
   /** For tests of the fleet's schedule ticks only: `second` reads a schedule's minutes as seconds. */

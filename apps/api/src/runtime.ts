@@ -38,6 +38,7 @@ import {
 import { Redis } from 'ioredis';
 import { type ApiApp, type ApiServices, createApp } from './app.ts';
 import type { ApiConfig } from './config.ts';
+import { FileParser } from './firecrawl/file-parser.ts';
 import { InteractService } from './firecrawl/interact.ts';
 import { QueryCompiler } from './jobs/query-compiler.ts';
 import { startTickWorker } from './schedules/ticks.ts';
@@ -169,6 +170,11 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
   registerFrontierMetrics(registry, db);
   registerHostMetrics(registry, redis, config.QUEUE_PREFIX);
   const compiler = new QueryCompiler();
+  const files = new FileParser({
+    timeLimitMs: config.PARSE_TIME_LIMIT_MS,
+    memoryMb: config.PARSE_MEMORY_MB,
+    threads: config.PARSE_THREADS,
+  });
   const app = createApp({
     config,
     db,
@@ -179,6 +185,7 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
     registry,
     queues: [ticks],
     compiler,
+    files,
   });
 
   let server: Server | null = null;
@@ -234,7 +241,13 @@ export function createApiRuntime(config: ApiConfig, options: ApiRuntimeOptions =
         });
         clearTimeout(deadline);
       }
-      await Promise.allSettled([tickWorker?.close(), ticks.close(), interactQueue.close(), compiler.close()]);
+      await Promise.allSettled([
+        tickWorker?.close(),
+        ticks.close(),
+        interactQueue.close(),
+        compiler.close(),
+        files.close(),
+      ]);
       connections.disconnectAll();
       keySubscriber.disconnect();
       if (!options.db) {

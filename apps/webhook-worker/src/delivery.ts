@@ -142,6 +142,10 @@ export class DeliveryProcessor {
       return 'wait' as const;
 
     const at = this.#now();
+    // An account without a secret (its crawl started before accounts had one) gets one now:
+    // every Firecrawl webhook is signed (docs/api.md §26).
+    if (d.style === 'firecrawl' && d.firecrawl_secret_encrypted === null)
+      d.firecrawl_secret_encrypted = await this.#store.firecrawlSecret(d.user_id, this.#box, at);
     const headers = this.#headers(d, attempt, at);
     const result: PostResult = headers
       ? await this.#poster.post(d.url, d.body, headers)
@@ -186,7 +190,7 @@ export class DeliveryProcessor {
 
   /**
    * The attempt's headers in the webhook's style, or null when its secret cannot be opened. A
-   * Firecrawl-style webhook is signed with the account's secret as it is now (none: unsigned).
+   * Firecrawl-style webhook is signed with the account's secret as it is now.
    */
   #headers(d: DeliveryWithWebhook, attempt: number, now: Date): Record<string, string> | null {
     const firecrawl = d.style === 'firecrawl';

@@ -109,12 +109,15 @@ describe('a Firecrawl-style delivery', () => {
     expect([d.status, d.attempts]).toEqual(['pending', 2]);
   });
 
-  it('goes out unsigned while the account has no secret', async () => {
-    const { id } = await firecrawlDelivery();
+  it('makes the account a secret at its first attempt when it has none (a crawl older than secrets), and signs with it', async () => {
+    const { id, owner } = await firecrawlDelivery();
+    expect(await tdb.db.firecrawlWebhookSecret.findUnique({ where: { userId: owner.userId } })).toBeNull();
     await expect(processor.process(job(id, 0), 'token')).rejects.toThrow('attempt 1 failed');
+    const secret = await service.revealFirecrawlSecret(owner);
     expect(posts[0]!.headers).toEqual({
       Authorization: 'Bearer receiver',
       'Content-Type': 'application/json',
+      'X-Firecrawl-Signature': hmac(secret, BODY),
     });
   });
 

@@ -17,7 +17,7 @@ export {
   type RenderSignal,
 } from './internal/html/render-need.ts';
 export { type BodyKind, bodyKind } from './internal/kind.ts';
-export { pdfDocument } from './internal/pdf/index.ts';
+export { type PdfReading, pdfDocument } from './internal/pdf/index.ts';
 export { textDocument } from './internal/plain.ts';
 export { markdownHash, type PackedDocument, packDocument, unpackDocument } from './internal/stored.ts';
 export {

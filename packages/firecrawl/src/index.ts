@@ -40,6 +40,16 @@ export {
 } from './internal/job-options.ts';
 export { batchScrapeJob, crawlJob, mapJob, scrapeJob, searchScrapeJob } from './internal/jobs.ts';
 export { parseMapRequest } from './internal/map-request.ts';
+export {
+  type FileContent,
+  type FileKind,
+  type FileKindProblem,
+  fileKind,
+  parsedFileDocument,
+  SUPPORTED_FILES,
+  type UploadedFile,
+} from './internal/parse-file.ts';
+export { type ParseRequest, parseParseOptions } from './internal/parse-request.ts';
 export { rankLinks } from './internal/rank.ts';
 export { type PageFailure, type ScrapeFailure, scrapeFailure } from './internal/scrape-failure.ts';
 export { parseBatchScrapeRequest, parseScrapeRequest } from './internal/scrape-request.ts';

@@ -56,6 +56,7 @@ import { jsonBody } from '../http/body.ts';
 import { toAppError } from '../http/error-handler.ts';
 import { runSearch, type SearchDeps } from '../search/search.ts';
 import type { InteractService } from './interact.ts';
+import { type ParseDeps, parseRoute } from './parse.ts';
 import { type TeamDeps, teamRoutes } from './team.ts';
 import type { StatusReader, WatchedKind } from './watch.ts';
 
@@ -75,6 +76,8 @@ export interface FirecrawlDeps extends TeamDeps {
   /** Each account's model tokens today, for /team/token-usage. */
   tokens: TokenLedger;
   search: SearchDeps['client'];
+  /** POST /v2/parse's conversion threads and file size limit. */
+  parse: Pick<ParseDeps, 'files' | 'maxBytes'>;
 }
 
 /** Records of an extraction read to merge its answer (its pages are at most EXTRACT_MAX_PAGES). */
@@ -194,6 +197,11 @@ export function firecrawlRouter(deps: FirecrawlDeps): Router & { status: StatusR
     const data = withScrapeId(await failedDocument(ended, v), runId);
     return [200, { success: true, data: warned(data, request.warnings) }];
   });
+
+  router.post(
+    '/parse',
+    ...parseRoute({ ...deps.parse, usage: deps.usage, auth: deps.auth, model: deps.model }),
+  );
 
   route('get', '/scrape/:id', async (req, v, principal) => {
     const run = await compat.get(principal, idOf(req));

@@ -172,6 +172,28 @@ describe('SafetyProxy', () => {
     }
   });
 
+  test("a lease's plain requests to one address share a kept connection, cut when the lease is released", async () => {
+    lease = await proxy.acquire();
+    const sockets = new Set<Socket>();
+    const site = await startServer((req, res) => {
+      sockets.add(req.socket);
+      res.end(`hello ${req.url}`);
+    });
+    try {
+      const answers = [];
+      for (const path of ['/a', '/b', '/c']) answers.push((await get(lease, `${site.origin}${path}`)).body);
+      expect(answers).toEqual(['hello /a', 'hello /b', 'hello /c']);
+      expect([site.connections, sockets.size]).toEqual([1, 1]);
+      const [kept] = [...sockets];
+      const closed = new Promise<void>((resolve) => kept!.once('close', () => resolve()));
+      lease.release();
+      lease = null;
+      await closed;
+    } finally {
+      await site.close();
+    }
+  });
+
   test("a plain request to a forbidden address gets the proxy's marked 403", async () => {
     lease = await proxy.acquire();
     const before = target.requests.length;

@@ -42,7 +42,6 @@ export const UNSUPPORTED_ENDPOINTS: readonly UnsupportedEndpoint[] = [
   { method: 'get', path: '/v2/browser/:id', feature: 'browser' },
   { method: 'delete', path: '/v2/browser/:id', feature: 'browser' },
   { method: 'post', path: '/v2/browser/:id/execute', feature: 'browser' },
-  { method: 'post', path: '/v2/parse', feature: 'parse' },
   { method: 'post', path: '/v2/crawl/params-preview', feature: 'crawl params preview' },
   { method: 'post', path: '/v2/monitor', feature: 'monitor' },
   { method: 'get', path: '/v2/monitor', feature: 'monitor' },

@@ -79,7 +79,8 @@ const commonFields = {
   ...bookkeepingFields,
 };
 
-const v2Fields = {
+/** v2's scrape option fields (POST /v2/parse reads some of them). */
+export const v2Fields = {
   ...commonFields,
   maxAge: z.int().min(0).default(V2_MAX_AGE_MS),
   parsers: parsersSchema,

@@ -26,27 +26,35 @@ export const PDF_LIMITS: Readonly<PdfLimits> = Object.freeze({
   links: DOCUMENT_LIMITS.links,
 });
 
+/** What of a PDF is read: `maxPages`, its first pages only (the metadata still counts them all). */
+export interface PdfReading {
+  maxPages?: number | undefined;
+}
+
 /**
  * The document of a PDF (the formats asked for; `raw_html` does not apply) and its whole text for
  * regex queries. Markdown is the text page by page, paragraphs rebuilt from the text's layout,
- * pages separated by a `---` thematic break. An unreadable, encrypted or oversized PDF is a
- * ContentError; a page that cannot be read gives no text, unless no page gives any.
+ * pages separated by a `---` thematic break. An unreadable, encrypted or oversized PDF (more pages
+ * to read than the limit) is a ContentError; a page that cannot be read gives no text, unless no
+ * page gives any.
  */
 export async function pdfDocument(
   bytes: Uint8Array,
   page: PageInfo,
   formats: readonly DocumentFormat[],
   limits: Partial<PdfLimits> = {},
+  reading: PdfReading = {},
 ): Promise<{ document: PageDocument; text: string }> {
   const limit = { ...PDF_LIMITS, ...limits };
   if (bytes.byteLength > limit.bytes) {
     throw new ContentError(`the PDF has ${bytes.byteLength} bytes, more than the limit of ${limit.bytes}`);
   }
   return withPdf(bytes, async (pdf) => {
-    if (pdf.numPages > limit.pages) {
+    const toRead = Math.min(pdf.numPages, reading.maxPages ?? pdf.numPages);
+    if (toRead > limit.pages) {
       throw new ContentError(`the PDF has ${pdf.numPages} pages, more than the limit of ${limit.pages}`);
     }
-    const { pages, links } = await readPages(pdf, formats.includes('links'));
+    const { pages, links } = await readPages(pdf, toRead, formats.includes('links'));
     const document: PageDocument = { truncated: [] };
     for (const format of formats) {
       if (format === 'markdown' || format === 'html') {
@@ -68,18 +76,19 @@ export async function pdfDocument(
 }
 
 /**
- * Every page's paragraphs, one page at a time, and the http(s) URLs of their links (once each, in
+ * The first `count` pages' paragraphs, one page at a time, and the http(s) URLs of their links (once each, in
  * order) when asked. A damaged page (of a truncated download, say) gives no text; unless no page
  * gives any, in which case the PDF is a ContentError.
  */
 async function readPages(
   pdf: PDFDocumentProxy,
+  count: number,
   wantsLinks: boolean,
 ): Promise<{ pages: string[][]; links: Set<string> }> {
   const pages: string[][] = [];
   const links = new Set<string>();
   let failure: { number: number; error: unknown } | undefined;
-  for (let number = 1; number <= pdf.numPages; number++) {
+  for (let number = 1; number <= count; number++) {
     try {
       const content = await readPage(pdf, number, wantsLinks);
       pages.push(content.paragraphs);

@@ -1,1 +1,1 @@
-export { PDF_LIMITS, type PdfLimits, pdfDocument } from './extract.ts';
+export { PDF_LIMITS, type PdfLimits, type PdfReading, pdfDocument } from './extract.ts';

@@ -132,6 +132,24 @@ describe('pdfDocument', () => {
     await expect(pdfDocument(bytes, PAGE, ['markdown'], { pages: 3 })).resolves.toBeDefined();
   });
 
+  test('maxPages reads the first pages only; the metadata still counts them all', async () => {
+    const bytes = await makePdf({ pages: THREE_PAGES });
+    const { document, text } = await pdfDocument(bytes, PAGE, ['markdown', 'metadata'], {}, { maxPages: 2 });
+    expect(document.markdown).toBe(
+      THREE_PAGES.slice(0, 2)
+        .map((page) => page.join('\n\n'))
+        .join('\n\n---\n\n'),
+    );
+    expect(text).not.toContain('Gamma');
+    expect(document.metadata).toMatchObject({ pages: 3 });
+  });
+
+  test('a PDF over the page limit is read when maxPages is within it', async () => {
+    const bytes = await makePdf({ pages: THREE_PAGES });
+    const { document } = await pdfDocument(bytes, PAGE, ['markdown'], { pages: 2 }, { maxPages: 1 });
+    expect(document.markdown).toBe(THREE_PAGES[0]!.join('\n\n'));
+  });
+
   test('markdown and html over their limits are cut, never inside a character, and named in truncated', async () => {
     const pages = [['Café crème brûlée '.repeat(20).trim()], ['Déjà vu '.repeat(30).trim()]];
     const bytes = await makePdf({ pages });

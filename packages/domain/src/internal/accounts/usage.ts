@@ -37,6 +37,18 @@ export class UsageService {
     return { pages: Number(row?.pages ?? 0), monthStart, monthEnd, lastPageAt: row?.lastPageAt ?? null };
   }
 
+  /**
+   * Counts `pages` more of the account's pages this UTC month, as a run's stored pages are
+   * counted (a parsed file is one: docs/api.md §18).
+   */
+  async count(userId: string, pages = 1): Promise<void> {
+    await this.#db.$executeRaw`
+      INSERT INTO account_usage AS a (user_id, month, pages, last_page_at)
+      VALUES (${userId}, date_trunc('month', now() AT TIME ZONE 'UTC')::date, ${pages}, now() AT TIME ZONE 'UTC')
+      ON CONFLICT (user_id, month)
+      DO UPDATE SET pages = a.pages + excluded.pages, last_page_at = excluded.last_page_at`;
+  }
+
   /** The URLs of the owner's running runs (its key mode's), claimed and waiting. */
   async queue(owner: Owner): Promise<QueueUsage> {
     const sums = await this.#db.run.aggregate({

@@ -1,6 +1,7 @@
 import type { DeliveryStatusName } from '@scrapejobs/contracts';
+import type { SecretBox } from '@scrapejobs/outbound';
 import type pg from 'pg';
-import { FIRECRAWL_PAGE_EVENT } from './firecrawl.ts';
+import { ensureFirecrawlSecret, FIRECRAWL_PAGE_EVENT } from './firecrawl.ts';
 import { microBatch } from './micro-batch.ts';
 
 /** A delivery with what an attempt needs of its webhook. */
@@ -62,6 +63,16 @@ export class DeliveryStore {
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id));
   });
+
+  /** The account's Firecrawl webhook secret (sealed), made first when it has none. */
+  async firecrawlSecret(userId: string, box: SecretBox, now: Date): Promise<string> {
+    await ensureFirecrawlSecret(this.#pool, box, userId, now);
+    const { rows } = await this.#pool.query<{ secret_encrypted: string }>(
+      'SELECT secret_encrypted FROM firecrawl_webhook_secrets WHERE user_id = $1',
+      [userId],
+    );
+    return rows[0]!.secret_encrypted;
+  }
 
   /**
    * Records an attempt and moves the delivery on (attempts + 1, new status) in one statement,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Database, newId, type Prisma } from '@scrapejobs/db';
 import { firecrawlStatus } from '@scrapejobs/firecrawl';
 import { checkUrlTarget, type Resolve, type SecretBox, systemResolve } from '@scrapejobs/outbound';
+import type pg from 'pg';
 import { validationError } from '../errors.ts';
 import type { Owner } from '../principal.ts';
 
@@ -166,10 +167,20 @@ export const openFirecrawlSecret = (box: SecretBox, sealed: string, userId: stri
 
 const newSecret = () => `fcwhsec_${randomBytes(32).toString('base64url')}`;
 
+/** Makes the account's secret unless it has one; concurrent calls keep a single secret. */
+export async function ensureFirecrawlSecret(pool: pg.Pool, box: SecretBox, userId: string, now: Date) {
+  await pool.query({
+    name: 'firecrawl-secret-ensure',
+    text: `INSERT INTO firecrawl_webhook_secrets (user_id, secret_encrypted, created_at)
+           VALUES ($1, $2, $3::timestamptz AT TIME ZONE 'UTC') ON CONFLICT (user_id) DO NOTHING`,
+    values: [userId, box.seal(newSecret(), secretContext(userId)), now],
+  });
+}
+
 /**
  * The account's compatible-API webhook secret (docs/api.md §18, §26): made when first needed (the
- * first crawl or batch with a webhook, or the console's account page), so that every Firecrawl
- * webhook is signed; shown and rotated in the console. The worker reads it at each delivery, so
+ * first crawl or batch with a webhook, the console's account page, or the first delivery of a
+ * webhook whose account has none), so that every Firecrawl webhook is signed; shown and rotated in the console. The worker reads it at each delivery, so
  * a rotation applies to every delivery attempted after it, those of crawls already started included.
  */
 export class FirecrawlSecrets {
@@ -193,13 +204,8 @@ export class FirecrawlSecrets {
   }
 
   /** Makes the account's secret unless it has one; concurrent calls keep a single secret. */
-  async ensure(userId: string): Promise<void> {
-    await this.#db.pool.query({
-      name: 'firecrawl-secret-ensure',
-      text: `INSERT INTO firecrawl_webhook_secrets (user_id, secret_encrypted, created_at)
-             VALUES ($1, $2, $3::timestamptz AT TIME ZONE 'UTC') ON CONFLICT (user_id) DO NOTHING`,
-      values: [userId, this.#box.seal(newSecret(), secretContext(userId)), this.#now()],
-    });
+  ensure(userId: string): Promise<void> {
+    return ensureFirecrawlSecret(this.#db.pool, this.#box, userId, this.#now());
   }
 
   /** The account's secret (made first when it has none); throws SecretBoxError when it cannot be opened. */
