@@ -70,15 +70,16 @@ ENV NODE_ENV=production
 WORKDIR /app
 
 FROM runtime AS scraper-worker
-# Debian's Chromium (puppeteer's own download is skipped), fonts for Latin scripts and emoji, and
-# tini as PID 1 to forward SIGTERM and reap Chromium's child processes.
+# Debian's Chromium headless shell (puppeteer's own download is skipped; bench/README.md says why
+# not the full browser), fonts for Latin scripts and emoji, and tini as PID 1 to forward SIGTERM
+# and reap Chromium's child processes.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      chromium fonts-liberation fonts-noto-color-emoji tini \
+      chromium-headless-shell fonts-liberation fonts-noto-color-emoji tini \
  && rm -rf /var/lib/apt/lists/*
 # Chromium's profile, crash and font caches go to /tmp, the one writable place with a read-only
 # root filesystem (Kubernetes mounts an emptyDir there; compose a tmpfs).
-ENV CHROMIUM_PATH=/usr/bin/chromium \
+ENV CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell \
     XDG_CONFIG_HOME=/tmp/.chromium \
     XDG_CACHE_HOME=/tmp/.chromium
 # The young generation of the worker's `start` script (apps/scraper-worker/package.json): with

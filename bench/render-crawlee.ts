@@ -1,22 +1,27 @@
 /**
  * The Crawlee side of bench/render-vs-crawlee.ts, in its own process so that its memory is its
- * own: Crawlee's PuppeteerCrawler renders the same pages of bench/render-site.ts in the same
- * Chromium (CHROMIUM_PATH, default /usr/bin/chromium) with the same flags as the worker's
- * renderer, at a fixed concurrency (minConcurrency = maxConcurrency), and checks every page's
- * HTML as bench/render.ts does (its 400 items and the item its timer adds).
+ * own: Crawlee's PuppeteerCrawler renders the same pages of bench/render-site.ts in Debian's
+ * Chromium 156 with the same flags as the worker's renderer, at a fixed concurrency
+ * (minConcurrency = maxConcurrency), and checks every page's HTML as bench/render.ts does (its
+ * 400 items and the item its timer adds).
  *
- * Everything else is Crawlee's default (navigation to `load`, its browser pool with
- * fingerprints, retries, the request queue), with the dataset and queue in memory, unless
- * `lean`: then no fingerprints and images, fonts, media and style sheets are refused
- * (`blockRequests`), closer to what the worker's renderer does for an extraction job.
+ * Everything else is Crawlee's default (the full browser in its headless mode, navigation to
+ * `load`, its browser pool with fingerprints, retries, the request queue), with the dataset and
+ * queue in memory, unless `lean`: then no fingerprints and images, fonts, media and style sheets
+ * are refused (`blockRequests`), closer to what the worker's renderer does for an extraction job;
+ * or `shell`: Crawlee's defaults on the worker's own Chromium, the headless shell.
  *
- * Usage: node bench/render-crawlee.ts <origin> <pages> <concurrency> <jsEvery> <default|lean>
+ * Usage: node bench/render-crawlee.ts <origin> <pages> <concurrency> <jsEvery> <default|lean|shell>
  * The first `WARMUP_PAGES` pages are not timed. Prints one JSON line (prefixed `RESULT `) at the end.
  */
 import { PuppeteerCrawler, puppeteerUtils } from '@crawlee/puppeteer';
 import puppeteer from 'puppeteer';
+import { DEFAULT_CHROMIUM_PATH } from '../apps/scraper-worker/src/config.ts';
 import { CHROMIUM_BASE_FLAGS } from '../apps/scraper-worker/src/render/renderer.ts';
 import { renderedPageError } from './render-site.ts';
+
+/** Debian's full Chromium, Crawlee's kind of browser. */
+const FULL_CHROMIUM = process.env.FULL_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const [origin, pagesArg, concurrencyArg, jsEveryArg, variant = 'default'] = process.argv.slice(2);
 const PAGES = Number(pagesArg);
@@ -34,11 +39,10 @@ const crawler = new PuppeteerCrawler({
   maxConcurrency: CONCURRENCY,
   launchContext: {
     launcher: puppeteer,
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: CHROMIUM_BASE_FLAGS,
-    },
+    launchOptions:
+      variant === 'shell'
+        ? { executablePath: DEFAULT_CHROMIUM_PATH, headless: 'shell', args: CHROMIUM_BASE_FLAGS }
+        : { executablePath: FULL_CHROMIUM, headless: true, args: CHROMIUM_BASE_FLAGS },
   },
   ...(lean && { browserPoolOptions: { useFingerprints: false } }),
   preNavigationHooks: [

@@ -9,6 +9,7 @@
  * The first `WARMUP_PAGES` pages are not timed. Prints one JSON line (prefixed `RESULT `) at the end.
  */
 import puppeteer from 'puppeteer';
+import { DEFAULT_CHROMIUM_PATH } from '../apps/scraper-worker/src/config.ts';
 import { CHROMIUM_BASE_FLAGS } from '../apps/scraper-worker/src/render/renderer.ts';
 import { renderedPageError } from './render-site.ts';
 import { sampleAt } from './support.ts';
@@ -20,7 +21,7 @@ const WARMUP_PAGES = 6;
 if (!origin || !PAGES || !CONCURRENCY) throw new Error('see the usage');
 
 const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  executablePath: process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH,
   headless: true,
   pipe: true,
   args: CHROMIUM_BASE_FLAGS,

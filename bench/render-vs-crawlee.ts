@@ -1,15 +1,16 @@
 /**
  * Rendering against Crawlee's PuppeteerCrawler in one sitting (docs/api.md §23's target: ≥ 2×):
- * the same pages (bench/render-site.ts, served by this process), the same Chromium and the same
- * concurrency. Each side runs in a child process of its own, in turns, a round at a time (the
- * first of each round rotates): `ours` and `ours-lean` are bench/render.ts (the worker's Renderer, every page
- * checked) with the worker's production Node flags; `crawlee-default` and `crawlee-lean` are
- * bench/render-crawlee.ts. While a side runs, its process and its Chromium processes are sampled
+ * the same pages (bench/render-site.ts, served by this process), the same Chromium build and the
+ * same concurrency. Each side runs in a child process of its own, in turns, a round at a time (the
+ * first of each round rotates): `ours` and `ours-lean` are bench/render.ts (the worker's Renderer,
+ * every page checked, on its Chromium headless shell) with the worker's production Node flags;
+ * `crawlee-default` and `crawlee-lean` are bench/render-crawlee.ts on the full Chromium (Crawlee's
+ * kind of browser), `crawlee-shell` the same on the headless shell. While a side runs, its process and its Chromium processes are sampled
  * every 250 ms: the peak RSS of the Node process, and the peak of the Chromium processes' summed
  * RSS and PSS (PSS shares the pages processes share, so it is the fairer sum).
  *
  * Run: `pnpm exec node bench/render-vs-crawlee.ts [--pages 300]
- * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,ours-lean,crawlee-default,crawlee-lean]`
+ * [--rounds 2] [--concurrency 2] [--js-every 0] [--sides ours,ours-lean,crawlee-default,crawlee-lean,crawlee-shell]`
  * (`ours-lean`: with render_config.block_resources, the default of a job that keeps records only;
  * `puppeteer`, not run unless named: bench/render-puppeteer.ts, a bare puppeteer loop, what
  * Chromium itself allows on these pages at this concurrency)
@@ -38,7 +39,7 @@ const args = parseOptions({
   rounds: '2',
   concurrency: '2',
   'js-every': '0',
-  sides: 'ours,ours-lean,crawlee-default,crawlee-lean',
+  sides: 'ours,ours-lean,crawlee-default,crawlee-lean,crawlee-shell',
 });
 const SIDES = args.sides.split(',').filter(Boolean);
 /** The pages each side renders before it is timed (as bench/render.ts and bench/render-crawlee.ts do). */

@@ -14,6 +14,7 @@
 import os from 'node:os';
 import { plainPageSignals } from '@scrapejobs/content';
 import type { RenderAction } from '@scrapejobs/contracts';
+import { DEFAULT_CHROMIUM_PATH } from '../apps/scraper-worker/src/config.ts';
 import { Renderer, type WaitStrategy } from '../apps/scraper-worker/src/render/index.ts';
 import { ITEMS, isScripted, page, products, renderedPageError, startRenderSite } from './render-site.ts';
 import { cpuModel, parseOptions, sampleAt } from './support.ts';
@@ -49,7 +50,7 @@ const ACTIONS: RenderAction[] =
       ]
     : [];
 if (args.actions !== '0' && args.actions !== '3') throw new Error('--actions is 0 or 3');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const WARMUP_PAGES = 6;
 
 const site = args.origin ? null : await startRenderSite(JS_EVERY);

@@ -11,7 +11,10 @@ fi
 
 # Debian packages the tests and the renderer use; installed once, as root, when missing.
 missing=()
-[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
+# The renderer's Chromium is the headless shell (apps/scraper-worker/src/config.ts); the console's
+# browser test drives the full one.
+[ -x "${CHROMIUM_PATH:-/usr/lib/chromium/chromium-headless-shell}" ] || missing+=(chromium-headless-shell)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
 command -v psql >/dev/null || missing+=(postgresql-client)
 command -v openssl >/dev/null || missing+=(openssl)

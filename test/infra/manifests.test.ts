@@ -45,7 +45,7 @@ import { type ISecret, Secret } from 'kubernetes-models/v1/Secret';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
 import { apiEnvSchema } from '../../apps/api/src/config.ts';
-import { workerEnvSchema } from '../../apps/scraper-worker/src/config.ts';
+import { DEFAULT_CHROMIUM_PATH, workerEnvSchema } from '../../apps/scraper-worker/src/config.ts';
 import { webhookWorkerEnvSchema } from '../../apps/webhook-worker/src/config.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { runningRun } from '../support/runs.ts';
@@ -716,15 +716,15 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('gives the scraper image Debian Chromium and fonts, and the other images none', () => {
+  it("gives the scraper image Debian Chromium's headless shell and fonts, and the other images none", () => {
     const scraper = stageNamed('scraper-worker')!;
     const apt = chain(scraper)
       .filter((i) => i.keyword === 'RUN')
       .map((i) => i.args)
       .join(' ');
-    for (const pkg of ['chromium', 'fonts-liberation', 'fonts-noto-color-emoji'])
+    for (const pkg of ['chromium-headless-shell', 'fonts-liberation', 'fonts-noto-color-emoji'])
       expect(apt).toMatch(new RegExp(`\\b${pkg}\\b`));
-    expect(stageEnv(scraper).CHROMIUM_PATH).toBe('/usr/bin/chromium');
+    expect(stageEnv(scraper).CHROMIUM_PATH).toBe(DEFAULT_CHROMIUM_PATH);
     for (const target of ['api', 'webhook-worker'])
       expect(chain(stageNamed(target)!).some((i) => /chromium/.test(i.args))).toBe(false);
   });

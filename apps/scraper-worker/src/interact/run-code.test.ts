@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { InteractRun } from '@scrapejobs/queues';
 import { html, type LocalServer, startServer } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { Renderer } from '../render/index.ts';
 import { type CodeLimits, PageChannel, runCode } from './run-code.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const LIMITS: CodeLimits = { timeoutMs: 5_000, maxOutput: 1_000, maxResult: 200 };
 
 let renderer: Renderer;

@@ -5,10 +5,11 @@ import { type InteractAnswer, type InteractCommand, InteractSessionStore } from 
 import { Redis } from 'ioredis';
 import { REDIS_URL, testPrefix } from '../../../../test/support/redis.ts';
 import { deadPort, html, type LocalServer, startServer } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { Renderer } from '../render/index.ts';
 import { type SessionDeps, type SessionLimits, serveSession } from './session.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const LIMITS: SessionLimits = { idleMs: 60_000, maxLifeMs: 600_000, maxOutput: 1_000, maxResult: 1_000 };
 
 const prefix = testPrefix();

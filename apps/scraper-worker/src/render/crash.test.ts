@@ -6,9 +6,10 @@ import {
   listItems,
   startServer,
 } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { RenderError, Renderer } from './index.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 let server: LocalServer;
 let renderer: Renderer;

@@ -4,10 +4,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { html, type LocalServer, listItems, startServer } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import type { OutgoingRequest } from '../request/outgoing.ts';
 import { RenderError, Renderer, type RenderRequest } from './index.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 interface Seen {
   path: string;

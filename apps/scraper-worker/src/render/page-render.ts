@@ -209,6 +209,7 @@ export function documentFailure(
       })
     : mainDocumentEvent(lease.events, navigations, ['blocked']);
   if (event) return fromEvent(event);
+  if (response?.status() === 401 && response.headers()['www-authenticate']) return loginRefused();
   if (response && response.request().redirectChain().length > MAX_REDIRECTS) {
     return new RenderError('RENDER_ERROR', `More than ${MAX_REDIRECTS} redirects.`, { retryable: false });
   }
@@ -242,15 +243,9 @@ function interruption(err: unknown, page: Page, job: PageJob): Error | null {
 export function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob, navigations: URL[]): Error {
   const event = mainDocumentEvent(lease.events, navigations, null);
   if (event) return fromEvent(event);
-  // Headless Chromium answers a 401 challenge this way, with or without credentials sent: not a
-  // passing failure, so no retry.
-  if ((err as Error).message?.startsWith('net::ERR_INVALID_AUTH_CREDENTIALS')) {
-    return new RenderError(
-      'RENDER_ERROR',
-      'The page asks for a login (HTTP 401 with a challenge); the credentials sent, if any, were refused.',
-      { retryable: false, cause: err },
-    );
-  }
+  // The full Chromium's headless mode answers a 401 challenge this way, with or without
+  // credentials sent (its headless shell shows the 401 page: documentFailure).
+  if ((err as Error).message?.startsWith('net::ERR_INVALID_AUTH_CREDENTIALS')) return loginRefused(err);
   if ((err as Error).name === 'TimeoutError') {
     return new RenderError(
       'TIMEOUT',
@@ -262,6 +257,15 @@ export function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob,
     );
   }
   return new RenderError('RENDER_ERROR', (err as Error).message, { retryable: true, cause: err });
+}
+
+/** A main document that asks for a login (HTTP 401 with a challenge): not a passing failure, so no retry. */
+function loginRefused(cause?: unknown): RenderError {
+  return new RenderError(
+    'RENDER_ERROR',
+    'The page asks for a login (HTTP 401 with a challenge); the credentials sent, if any, were refused.',
+    { retryable: false, cause },
+  );
 }
 
 /** The kind of the safety proxy's own answer, when the main document is one. */

@@ -9,9 +9,10 @@ import {
   startForwardProxy,
   startServer,
 } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { RenderError, Renderer } from './index.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 // Adds <li> items to #list; every page below loads it.
 const ADD = `function add(items) { for (const t of items) { const li = document.createElement('li'); li.textContent = t; document.getElementById('list').append(li); } }`;

@@ -37,9 +37,10 @@ const CHROMIUM_FLAGS = [
   ...CHROMIUM_BASE_FLAGS,
   // A page kept for a job's next render would otherwise keep the page it leaves alive in memory.
   '--disable-features=BackForwardCache',
-  // WebRTC may otherwise send UDP straight to any address, past the proxy. (Chromium 156 reads
-  // this name; the older --force-webrtc-ip-handling-policy is silently ignored.)
+  // WebRTC may otherwise send UDP straight to any address, past the proxy. (The full Chromium 156
+  // reads the first name and ignores the second; its headless shell reads only the second.)
   '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   // Nothing is resolved inside Chromium: every name goes to the safety proxy as it is.
   '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
 ];
@@ -73,7 +74,8 @@ export class Renderer {
     const pool = new PagePool(
       {
         executablePath: opts.executablePath,
-        headless: true,
+        // The headless shell is headless only; the full browser runs its own headless mode.
+        headless: /headless[-_]shell/.test(opts.executablePath) ? 'shell' : true,
         // No DevTools port on loopback for a page to reach.
         pipe: true,
         // The default context, unused, gets a proxy that refuses everything.

@@ -11,9 +11,10 @@ import {
   renderFailure,
   startServer,
 } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { RenderError, Renderer } from './index.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 let allowed: LocalServer;
 let forbidden: LocalServer;

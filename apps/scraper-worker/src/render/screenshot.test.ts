@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { RenderAction, ScreenshotOptions } from '@scrapejobs/contracts';
 import { jpegSize } from '../../../../test/support/images.ts';
 import { html, type LocalServer, startServer } from '../../../../test/support/render-servers.ts';
+import { DEFAULT_CHROMIUM_PATH } from '../config.ts';
 import { Renderer } from './index.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 interface PngHeader {
