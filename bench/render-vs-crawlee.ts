@@ -1,6 +1,6 @@
 /**
  * Rendering against Crawlee's PuppeteerCrawler in one sitting (docs/api.md §23's target: ≥ 2×):
- * the same pages (bench/render-site.ts, served by this process), the same Chromium build and the
+ * the same pages (bench/render-site.ts, served by a thread of this process), the same Chromium build and the
  * same concurrency. Each side runs in a child process of its own, in turns, a round at a time (the
  * first of each round rotates): `ours` and `ours-lean` are bench/render.ts (the worker's Renderer,
  * every page checked, on its Chromium headless shell) with the worker's production Node flags;
@@ -16,9 +16,10 @@
  * Chromium itself allows on these pages at this concurrency)
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRenderSite } from './render-site.ts';
+import { Worker } from 'node:worker_threads';
 import {
   log,
   machineInfo,
@@ -197,7 +198,11 @@ async function runSide(side: string, round: number, origin: string, dir: string)
 }
 
 await runBench(async () => {
-  const site = await startRenderSite(Number(args['js-every']));
+  // The site answers from a thread of its own, apart from this thread's sampling.
+  const site = new Worker(new URL('./render-site-thread.ts', import.meta.url), {
+    workerData: { jsEvery: args['js-every'] },
+  });
+  const [origin] = (await once(site, 'message')) as [string];
   const dir = tempDir('render-vs-crawlee');
   const runs: Run[] = [];
   try {
@@ -209,13 +214,13 @@ await runBench(async () => {
       for (const side of order) {
         await waitForQuiet(0.5, 30_000);
         log(`round ${round}: ${side}`);
-        const run = await runSide(side, round, site.origin, dir);
+        const run = await runSide(side, round, origin, dir);
         log(`  ${run.pagesPerMinute} pages/min, ${run.errors} errors`);
         runs.push(run);
       }
     }
   } finally {
-    site.close();
+    await site.terminate();
   }
   // Each of our sides against each of Crawlee's, round by round.
   const ratios: Record<string, number[]> = {};
