@@ -17,7 +17,7 @@
 import { PuppeteerCrawler, puppeteerUtils } from '@crawlee/puppeteer';
 import puppeteer from 'puppeteer';
 import { DEFAULT_CHROMIUM_PATH } from '../apps/scraper-worker/src/config.ts';
-import { CHROMIUM_BASE_FLAGS } from '../apps/scraper-worker/src/render/renderer.ts';
+import { CHROMIUM_BASE_FLAGS, headlessMode } from '../apps/scraper-worker/src/render/renderer.ts';
 import { renderedPageError } from './render-site.ts';
 
 /** Debian's full Chromium, Crawlee's kind of browser. */
@@ -28,6 +28,8 @@ const PAGES = Number(pagesArg);
 const CONCURRENCY = Number(concurrencyArg);
 const WARMUP_PAGES = 6;
 const lean = variant === 'lean';
+/** This side's browser: the full one, or with `shell` the worker's headless shell. */
+const CHROMIUM = variant === 'shell' ? DEFAULT_CHROMIUM_PATH : FULL_CHROMIUM;
 if (!origin || !PAGES || !CONCURRENCY || jsEveryArg === undefined) throw new Error('see the usage');
 
 let handled = 0;
@@ -39,10 +41,11 @@ const crawler = new PuppeteerCrawler({
   maxConcurrency: CONCURRENCY,
   launchContext: {
     launcher: puppeteer,
-    launchOptions:
-      variant === 'shell'
-        ? { executablePath: DEFAULT_CHROMIUM_PATH, headless: 'shell', args: CHROMIUM_BASE_FLAGS }
-        : { executablePath: FULL_CHROMIUM, headless: true, args: CHROMIUM_BASE_FLAGS },
+    launchOptions: {
+      executablePath: CHROMIUM,
+      headless: headlessMode(CHROMIUM),
+      args: CHROMIUM_BASE_FLAGS,
+    },
   },
   ...(lean && { browserPoolOptions: { useFingerprints: false } }),
   preNavigationHooks: [

@@ -10,7 +10,7 @@
  */
 import puppeteer from 'puppeteer';
 import { DEFAULT_CHROMIUM_PATH } from '../apps/scraper-worker/src/config.ts';
-import { CHROMIUM_BASE_FLAGS } from '../apps/scraper-worker/src/render/renderer.ts';
+import { CHROMIUM_BASE_FLAGS, headlessMode } from '../apps/scraper-worker/src/render/renderer.ts';
 import { renderedPageError } from './render-site.ts';
 import { sampleAt } from './support.ts';
 
@@ -20,9 +20,10 @@ const CONCURRENCY = Number(concurrencyArg);
 const WARMUP_PAGES = 6;
 if (!origin || !PAGES || !CONCURRENCY) throw new Error('see the usage');
 
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH,
-  headless: true,
+  executablePath: CHROMIUM,
+  headless: headlessMode(CHROMIUM),
   pipe: true,
   args: CHROMIUM_BASE_FLAGS,
 });

@@ -28,6 +28,7 @@ export {
   parseExtractRequest,
 } from './internal/extract-request.ts';
 export {
+  INTERACT_MAX_TIMEOUT_S,
   type InteractRequest,
   interactBody,
   parseInteractRequest,

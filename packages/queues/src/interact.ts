@@ -88,7 +88,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('ZSCORE', KEYS[2], ARGV[5]) == false and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
   return {'full'}
 end
-redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'user', ARGV[2], 'state', 'opening', 'opened', now)
 redis.call('PEXPIRE', KEYS[1], ${RECORD_TTL_MS})
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[5])
@@ -167,18 +166,13 @@ export class InteractSessionStore {
   }
 
   /** Queues a command; returns how many commands wait for the session, this one included. */
-  async send(
-    sessionId: string,
-    command: InteractCommand,
-    first = false,
-    ttlMs = RECORD_TTL_MS,
-  ): Promise<number> {
+  async send(sessionId: string, command: InteractCommand, first = false): Promise<number> {
     const key = this.#keys.commands(sessionId);
     const json = JSON.stringify(command);
     const [[, length]] = (await this.#redis
       .multi()
       [first ? 'lpush' : 'rpush'](key, json)
-      .pexpire(key, ttlMs)
+      .pexpire(key, RECORD_TTL_MS)
       .exec()) as [[unknown, number]];
     return length;
   }

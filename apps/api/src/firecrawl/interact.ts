@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@scrapejobs/domain';
+import { INTERACT_MAX_TIMEOUT_S } from '@scrapejobs/firecrawl';
 import type {
   createQueue,
   InteractAnswer,
@@ -28,7 +29,7 @@ const WAIT = {
   /** Beyond a call's own time limit: the settling after the code, the answer's way back. */
   margin: 5_000,
   /** Firecrawl's longest time limit of a call, which a call queued ahead may take. */
-  longestCall: 300_000,
+  longestCall: INTERACT_MAX_TIMEOUT_S * 1000,
   /** How long a wait for an answer blocks before it looks at the session again. */
   look: 5_000,
   /** How long a stop waits for the worker to close the page. */
@@ -38,6 +39,9 @@ const WAIT = {
 const MAX_WAITING = 3;
 
 const ENDED = 'The interact session of this scrape ended';
+
+/** Whether a session is over: ended, or open with its worker's sign of life gone. */
+const over = (look: SessionLook) => look.state === 'ended' || (look.state === 'open' && !look.alive);
 
 /**
  * Interact sessions as the compatible API runs them (docs/api.md §18): the scrape's owner's code
@@ -97,7 +101,7 @@ export class InteractService {
     const look = await store.look(scrapeId);
     if (!look) throw new AppError(404, 'No interact session is open for this scrape.');
     const forget = () => store.end(scrapeId, userId, look.sessionId, 'gone');
-    if (look.state === 'ended' || (look.state === 'open' && !look.alive)) {
+    if (over(look)) {
       await forget();
       return { sessionMs: null };
     }
@@ -124,10 +128,9 @@ export class InteractService {
 
   /** An existing session that ended (or whose worker died) answers 410 once and is forgotten. */
   async #endedCheck(scrapeId: string, userId: string, look: SessionLook): Promise<void> {
-    const dead = look.state === 'open' && !look.alive;
-    if (look.state !== 'ended' && !dead) return;
+    if (!over(look)) return;
     await this.#deps.store.end(scrapeId, userId, look.sessionId, 'gone');
-    const reason = dead ? 'the worker serving it stopped' : look.reason;
+    const reason = look.state === 'open' ? 'the worker serving it stopped' : look.reason;
     throw new AppError(410, `${ENDED}: ${reason}. The next call opens a new one.`);
   }
 
@@ -154,7 +157,7 @@ export class InteractService {
           await store.withdraw(sessionId, command);
           throw new AppError(410, `${ENDED}. The next call opens a new one.`);
         }
-        if (look.state === 'ended' || (look.state === 'open' && !look.alive)) {
+        if (over(look)) {
           await store.withdraw(sessionId, command);
           await this.#endedCheck(scrapeId, userId, look);
         }

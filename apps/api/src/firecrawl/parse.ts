@@ -3,6 +3,7 @@ import { fileKind, type ParseRequest, parseParseOptions } from '@scrapejobs/fire
 import { NO_MODEL_MESSAGE } from '@scrapejobs/llm';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { principalOf, requireScope } from '../http/auth.ts';
+import { MAX_BODY_BYTES } from '../http/body.ts';
 import { readForm } from '../http/multipart.ts';
 import { type FileParser, ParseTimeout } from './file-parser.ts';
 
@@ -17,8 +18,6 @@ export interface ParseDeps {
   model: boolean;
 }
 
-/** The `options` part's bytes at most, as a JSON body's. */
-const MAX_OPTIONS_BYTES = 1024 * 1024;
 /** A file's name is shown in its metadata: longer ones are cut. */
 const MAX_NAME_CHARS = 255;
 
@@ -32,14 +31,10 @@ const invalidAt = (field: string, message: string) =>
 async function optionsText(form: FormData): Promise<string | undefined> {
   const part = form.get('options');
   if (part === null) return undefined;
-  if (typeof part === 'string') {
-    if (Buffer.byteLength(part) > MAX_OPTIONS_BYTES)
-      throw invalidAt('options', `must have at most ${MAX_OPTIONS_BYTES} bytes`);
-    return part;
-  }
-  if (part.size > MAX_OPTIONS_BYTES)
-    throw invalidAt('options', `must have at most ${MAX_OPTIONS_BYTES} bytes`);
-  return part.text();
+  // As much as a JSON body may have.
+  if ((typeof part === 'string' ? Buffer.byteLength(part) : part.size) > MAX_BODY_BYTES)
+    throw invalidAt('options', `must have at most ${MAX_BODY_BYTES} bytes`);
+  return typeof part === 'string' ? part : part.text();
 }
 
 /** The form's `file` part: a file part with bytes, at most `maxBytes` of them. */

@@ -2,7 +2,7 @@ import { AppError, validationError } from '@scrapejobs/domain';
 import type { Request, Response } from 'express';
 
 /** Room a form has beyond its file: the options part and the parts' headers and boundaries. */
-export const FORM_OVERHEAD_BYTES = 1024 * 1024;
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
 /**
  * A multipart/form-data body (415 for another type), read whole into memory up to `maxBytes` of

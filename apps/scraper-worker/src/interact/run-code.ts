@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { InteractRun } from '@scrapejobs/queues';
 import type { CDPSession, Page } from 'puppeteer';
+import { settlePage } from '../render/actions.ts';
 import { type RunnerOutcome, runInPage } from './in-page.ts';
 
 /** The bounds of one call. */
@@ -14,10 +15,6 @@ export interface CodeLimits {
 
 /** `exitCode` of code stopped at its time limit, as `timeout(1)` answers. */
 const KILLED_EXIT_CODE = 124;
-/** After the code, the page gets this long without network traffic to finish what it started… */
-const SETTLE_IDLE_MS = 200;
-/** …but no more than this. */
-const SETTLE_MAX_MS = 2_000;
 /** Output still in flight when the code's value arrives is waited for this long at most. */
 const OUTPUT_WAIT_MS = 1_000;
 /** How long a page whose evaluation failed gets to show it still answers. */
@@ -122,7 +119,7 @@ export async function runCode(
       };
       if (outcome.resultCut) out.truncated = true;
     } else {
-      if (page.isClosed() || !page.browser().connected) throw ended.err;
+      if (pageGone(page)) throw ended.err;
       if (navigated(ended.err)) {
         const left = limits.timeoutMs - (Date.now() - started);
         await page
@@ -134,18 +131,22 @@ export async function runCode(
       } else {
         // The runner catches what the code throws: a failed evaluation is code that did not
         // compile, unless the page itself broke (crashed), which ends the session.
+        let probe: NodeJS.Timeout | undefined;
         const answers = await Promise.race([
           page.evaluate('1').then(
             () => true,
             () => false,
           ),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), PROBE_MS)),
-        ]);
+          new Promise<boolean>((resolve) => {
+            probe = setTimeout(() => resolve(false), PROBE_MS);
+          }),
+        ]).finally(() => clearTimeout(probe));
         if (!answers) throw ended.err;
         run = { result: null, exitCode: 1, killed: false, error: `SyntaxError: ${ended.err.message}` };
       }
     }
-    await page.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: SETTLE_MAX_MS }).catch(() => {});
+    // As after a render action: the page finishes what the code started.
+    await settlePage(page);
     const stderr =
       run.error && out.used < limits.maxOutput ? appendError(out, run.error, limits) : out.stderr;
     return { kind: 'ran', ...run, stdout: out.stdout, stderr, truncated: out.truncated, url: page.url() };
@@ -154,6 +155,9 @@ export async function runCode(
     stop();
   }
 }
+
+/** Whether the page is closed or its browser gone. */
+export const pageGone = (page: Page) => page.isClosed() || !page.browser().connected;
 
 /** Whether an evaluation failed because its document went away (the code navigated). */
 function navigated(err: Error): boolean {

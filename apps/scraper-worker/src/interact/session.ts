@@ -7,7 +7,7 @@ import {
 } from '@scrapejobs/queues';
 import type { Redis } from 'ioredis';
 import type { Renderer, RenderRequest, SessionPage } from '../render/index.ts';
-import { PageChannel, runCode } from './run-code.ts';
+import { PageChannel, pageGone, runCode } from './run-code.ts';
 
 /** The bounds of a worker's sessions (INTERACT_* settings). */
 export interface SessionLimits {
@@ -87,19 +87,19 @@ export async function serveSession(
     log.info({ session: sessionId, scrape_id: scrapeId }, 'interact session opened');
     const { page } = opened;
     let lastUsed = Date.now();
+    /** Why the session ends now, or null while it goes on. */
+    const endReason = (): string | null => {
+      if (given) return 'the session was stopped';
+      if (shutdown.aborted) return 'the worker serving it shut down';
+      if (Date.now() - lastUsed >= limits.idleMs) return `it had no command for ${limits.idleMs / 1000} s`;
+      if (Date.now() - started >= limits.maxLifeMs)
+        return `it reached its longest life of ${limits.maxLifeMs / 1000} s`;
+      if (pageGone(page)) return 'its page closed (the browser stopped)';
+      return null;
+    };
     let reason: string | null = null;
-    while (reason === null) {
-      reason = given
-        ? 'the session was stopped'
-        : shutdown.aborted
-          ? 'the worker serving it shut down'
-          : Date.now() - lastUsed >= limits.idleMs
-            ? `it had no command for ${limits.idleMs / 1000} s`
-            : Date.now() - started >= limits.maxLifeMs
-              ? `it reached its longest life of ${limits.maxLifeMs / 1000} s`
-              : page.isClosed() || !page.browser().connected
-                ? 'its page closed (the browser stopped)'
-                : null;
+    for (;;) {
+      reason ??= endReason();
       if (reason !== null) break;
       const command = await store.nextCommand(blocking, sessionId, POLL_MS);
       if (!command) continue;

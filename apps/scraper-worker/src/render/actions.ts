@@ -99,7 +99,7 @@ async function runStep(action: RenderAction, ctx: ActionContext): Promise<Naviga
     }
     case 'execute_javascript':
       ctx.returns.push(await runScript(ctx, action.script));
-      await settle(ctx);
+      await settlePage(ctx.page, ctx.until);
       return null;
     case 'scroll':
       for (let i = 0; i < action.times; i++) {
@@ -114,7 +114,7 @@ async function runStep(action: RenderAction, ctx: ActionContext): Promise<Naviga
             window.scrollTo(0, to === 'top' ? 0 : root.scrollHeight);
           }, action.to);
         // Infinite lists load the next part on scroll; it should be in before the next scroll.
-        await settle(ctx);
+        await settlePage(ctx.page, ctx.until);
       }
       return null;
   }
@@ -212,7 +212,7 @@ async function watchingNavigation(ctx: ActionContext, act: () => Promise<void>):
     );
   try {
     await act();
-    await settle(ctx);
+    await settlePage(ctx.page, ctx.until);
     if (ctx.navigationCount() === before) return null;
     const outcome = await navigation;
     if ('err' in outcome) {
@@ -226,10 +226,10 @@ async function watchingNavigation(ctx: ActionContext, act: () => Promise<void>):
   }
 }
 
-/** Waits until the page made no request for a moment, within SETTLE_MAX_MS; never fails. */
-async function settle(ctx: ActionContext): Promise<void> {
-  const ms = Math.min(SETTLE_MAX_MS, Math.max(1, ctx.until - Date.now()));
-  await ctx.page.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: ms }).catch(() => {});
+/** Waits until the page made no request for a moment, within SETTLE_MAX_MS (and `until`); never fails. */
+export async function settlePage(page: Page, until = Number.POSITIVE_INFINITY): Promise<void> {
+  const ms = Math.min(SETTLE_MAX_MS, Math.max(1, until - Date.now()));
+  await page.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: ms }).catch(() => {});
 }
 
 /** How long a step may wait: its own timeout or what is left of the render, whichever is less. */

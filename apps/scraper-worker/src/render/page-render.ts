@@ -68,6 +68,32 @@ const MAX_HTML_BYTES = 10 * 1024 * 1024;
 const ignoresCertificates = new WeakSet<Page>();
 /** The user agent each page was given. */
 const userAgents = new WeakMap<Page, string>();
+/** Pages given their screenshot viewport (a kept page keeps it: the slot's key has the options). */
+const viewportSet = new WeakSet<Page>();
+
+/** The navigation timeout of `req`: its wait timeout, or ZERO_WAIT_CAP_MS when it sets none. */
+export const navigationTimeout = (req: RenderRequest) =>
+  req.waitTimeoutMs > 0 ? req.waitTimeoutMs : ZERO_WAIT_CAP_MS;
+
+/**
+ * Gives `page` the request's user agent, the job's headers, cookies and credentials, and its
+ * certificate choice (each once for a kept page); whether the page's requests are now intercepted.
+ */
+export async function applyRequestSettings(page: Page, req: RenderRequest): Promise<boolean> {
+  const userAgent = req.request?.userAgent ?? req.userAgent;
+  if (userAgent && userAgents.get(page) !== userAgent) {
+    await page.setUserAgent({ userAgent });
+    userAgents.set(page, userAgent);
+  }
+  const intercepting = req.request ? await sendJobRequest(page, req.request, req.url) : false;
+  // The page's own session: the page's context (this render's, or kept for renders of the same
+  // job and settings) alone accepts bad certificates.
+  if (req.request?.skipTlsVerification && !ignoresCertificates.has(page)) {
+    await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
+    ignoresCertificates.add(page);
+  }
+  return intercepting;
+}
 
 /** One render as the renderer carries it; `page` is set while a page works on it. */
 export interface PageJob {
@@ -102,7 +128,7 @@ export async function renderInPage(
   const finished = (request: HTTPRequest) => void inFlight.delete(request);
   page.on('requestfinished', finished);
   page.on('requestfailed', finished);
-  const navTimeout = req.waitTimeoutMs > 0 ? req.waitTimeoutMs : ZERO_WAIT_CAP_MS;
+  const navTimeout = navigationTimeout(req);
   const deadlineAt = Date.now() + navTimeout + CONTENT_GRACE_MS;
   const checkDocument = (response: HTTPResponse | null) => {
     const failure = documentFailure(response, lease, navigations, mark);
@@ -112,26 +138,16 @@ export async function renderInPage(
   const work = async (): Promise<RenderedPage> => {
     let response: HTTPResponse | null;
     try {
-      const userAgent = req.request?.userAgent ?? req.userAgent;
-      // A kept page keeps the user agent it was given.
-      if (userAgent && userAgents.get(page) !== userAgent) {
-        await page.setUserAgent({ userAgent });
-        userAgents.set(page, userAgent);
+      const intercepting = await applyRequestSettings(page, req);
+      if (req.screenshot && !viewportSet.has(page)) {
+        await applyViewport(page, req.screenshotOptions);
+        viewportSet.add(page);
       }
-      const intercepting = req.request ? await sendJobRequest(page, req.request, req.url) : false;
-      // A kept page has the viewport of its job's screenshot options already (the slot's key has them).
-      if (req.screenshot) await applyViewport(page, req.screenshotOptions);
       await refuseResources(
         page,
         { keepMedia: req.screenshot === true, extras: req.blockResources === true },
         intercepting,
       );
-      // The page's own session: the page's context (this render's, or kept for renders of the same
-      // job and settings) alone accepts bad certificates.
-      if (req.request?.skipTlsVerification && !ignoresCertificates.has(page)) {
-        await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
-        ignoresCertificates.add(page);
-      }
       response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navTimeout });
     } catch (err) {
       throw interruption(err, page, job) ?? navigationFailure(err, lease, job, navigations);
@@ -249,7 +265,7 @@ export function navigationFailure(err: unknown, lease: ProxyLease, job: PageJob,
   if ((err as Error).name === 'TimeoutError') {
     return new RenderError(
       'TIMEOUT',
-      `The page did not reach "${job.req.waitStrategy}" within ${job.req.waitTimeoutMs || ZERO_WAIT_CAP_MS} ms.`,
+      `The page did not reach "${job.req.waitStrategy}" within ${navigationTimeout(job.req)} ms.`,
       {
         retryable: true,
         cause: err,

@@ -87,12 +87,11 @@ export class ProxyLease {
   }
 
   track(socket: Duplex): void {
-    if (this.#tracked.has(socket)) return;
     this.#tracked.add(socket);
     socket.once('close', () => this.#tracked.delete(socket));
   }
 
-  /** Cuts every connection of the render and returns the listener to the pool. */
+  /** Cuts every connection of the render (the agent's, in use or idle, too) and returns the listener to the pool. */
   release(): void {
     this.agent.destroy();
     for (const socket of this.#tracked) socket.destroy();
@@ -223,7 +222,6 @@ export class SafetyProxy {
     } else {
       // Direct: to the checked address, on a connection of the lease's pool for that address.
       out = http.request({ ...request, agent: lease.agent, host: verdict.address, port, setHost: false });
-      out.on('socket', (socket) => lease.track(socket));
     }
     out.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));

@@ -33,6 +33,9 @@ export const CHROMIUM_BASE_FLAGS = [
   '--disable-dev-shm-usage',
 ];
 
+/** puppeteer's `headless` for the Chromium at `path`: the headless shell is headless only; the full browser runs its own headless mode. */
+export const headlessMode = (path: string) => (/headless[-_]shell/.test(path) ? 'shell' : true);
+
 const CHROMIUM_FLAGS = [
   ...CHROMIUM_BASE_FLAGS,
   // A page kept for a job's next render would otherwise keep the page it leaves alive in memory.
@@ -74,8 +77,7 @@ export class Renderer {
     const pool = new PagePool(
       {
         executablePath: opts.executablePath,
-        // The headless shell is headless only; the full browser runs its own headless mode.
-        headless: /headless[-_]shell/.test(opts.executablePath) ? 'shell' : true,
+        headless: headlessMode(opts.executablePath),
         // No DevTools port on loopback for a page to reach.
         pipe: true,
         // The default context, unused, gets a proxy that refuses everything.

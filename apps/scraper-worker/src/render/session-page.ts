@@ -1,6 +1,12 @@
 import type { HTTPRequest, HTTPResponse, Page } from 'puppeteer';
-import { sendJobRequest } from './job-request.ts';
-import { documentFailure, navigationFailure, type PageJob, type RenderRequest } from './page-render.ts';
+import {
+  applyRequestSettings,
+  documentFailure,
+  navigationFailure,
+  navigationTimeout,
+  type PageJob,
+  type RenderRequest,
+} from './page-render.ts';
 import type { ProxyLease } from './proxy.ts';
 
 /** The page of an interact session: its own context, every request through the safety proxy. */
@@ -9,9 +15,6 @@ export interface SessionPage {
   /** Closes the page and its context. */
   close(): void;
 }
-
-/** Navigation timeout when the job sets none (0): the 30 s limit of a fetched page (docs/api.md §7). */
-const DEFAULT_NAV_MS = 30_000;
 
 /**
  * Loads `req.url` in a session's fresh page as a render does (the job's user agent, headers,
@@ -35,13 +38,8 @@ export async function loadSessionPage(
   const job: PageJob = { req, aborted: false, page };
   let response: HTTPResponse | null;
   try {
-    const userAgent = req.request?.userAgent ?? req.userAgent;
-    if (userAgent) await page.setUserAgent({ userAgent });
-    if (req.request) await sendJobRequest(page, req.request, req.url);
-    if (req.request?.skipTlsVerification)
-      await (await page.createCDPSession()).send('Security.setIgnoreCertificateErrors', { ignore: true });
-    const timeout = req.waitTimeoutMs > 0 ? req.waitTimeoutMs : DEFAULT_NAV_MS;
-    response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout });
+    await applyRequestSettings(page, req);
+    response = await page.goto(req.url, { waitUntil: req.waitStrategy, timeout: navigationTimeout(req) });
   } catch (err) {
     throw navigationFailure(err, lease, job, navigations);
   } finally {

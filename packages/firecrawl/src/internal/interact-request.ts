@@ -6,7 +6,7 @@ import type { Parsed } from './types.ts';
 const MAX_CODE = 100_000;
 const MAX_PROMPT = 10_000;
 const DEFAULT_TIMEOUT_S = 30;
-const MAX_TIMEOUT_S = 300;
+export const INTERACT_MAX_TIMEOUT_S = 300;
 
 /** POST /v2/scrape/{id}/interact as this service runs it: node code, in the page. */
 export interface InteractRequest {
@@ -23,7 +23,7 @@ const schema = z
     code: z.string().max(MAX_CODE).optional(),
     prompt: z.string().max(MAX_PROMPT).optional(),
     language: z.enum(['node', 'python', 'bash']).default('node'),
-    timeout: z.number().min(1).max(MAX_TIMEOUT_S).default(DEFAULT_TIMEOUT_S),
+    timeout: z.number().min(1).max(INTERACT_MAX_TIMEOUT_S).default(DEFAULT_TIMEOUT_S),
     ...bookkeepingFields,
   })
   .superRefine((request, ctx) => {

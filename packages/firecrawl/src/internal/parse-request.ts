@@ -3,7 +3,8 @@ import { issuesToDetails } from '@scrapejobs/contracts';
 import { z } from 'zod';
 import { formatsSchema } from './formats.ts';
 import { bookkeepingFields, invalid } from './parse.ts';
-import { v2Fields as v2 } from './scrape-options.ts';
+// Firecrawl's default `timeout` of a parse is a scrape's.
+import { DEFAULT_TIMEOUT_MS, v2Fields as v2 } from './scrape-options.ts';
 import type { AttributeQuery, FirecrawlFormat, Parsed } from './types.ts';
 
 /** POST /v2/parse's options as this service reads them (docs/api.md §18). */
@@ -25,8 +26,6 @@ export interface ParseRequest {
   warnings: string[];
 }
 
-/** Firecrawl's default `timeout` of a parse, as of a scrape. */
-const DEFAULT_TIMEOUT_MS = 30_000;
 /** Firecrawl's bound of `pdfOptions.maxPages`. */
 const MAX_PDF_PAGES = 10_000;
 

@@ -14,7 +14,7 @@ import { screenshotOptions } from './screenshot.ts';
 import type { ChangeTrackingOptions, FirecrawlVersion, JsonOptions, ScrapeOptions } from './types.ts';
 
 /** Default `timeout` of a scrape (ms), raised to twice its waits when those are longer. */
-const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_TIMEOUT_MS = 300_000;
 
 const PROXIES = ['basic', 'auto', 'stealth', 'enhanced'];
